@@ -1,0 +1,1 @@
+/* dns.c: placeholder, filled in by its module's work. */

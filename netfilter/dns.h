@@ -1,0 +1,1 @@
+/* dns.h: placeholder, filled in by its module's work. */

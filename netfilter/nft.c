@@ -1,0 +1,1 @@
+/* nft.c: placeholder, filled in by its module's work. */

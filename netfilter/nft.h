@@ -1,0 +1,1 @@
+/* nft.h: placeholder, filled in by its module's work. */

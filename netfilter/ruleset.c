@@ -1,0 +1,1 @@
+/* ruleset.c: placeholder, filled in by its module's work. */

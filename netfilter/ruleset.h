@@ -1,0 +1,1 @@
+/* ruleset.h: placeholder, filled in by its module's work. */

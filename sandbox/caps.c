@@ -1,0 +1,1 @@
+/* caps.c: placeholder, filled in by its module's work. */

@@ -1,0 +1,1 @@
+/* caps.h: placeholder, filled in by its module's work. */

@@ -1,0 +1,1 @@
+/* cgroup.h: placeholder, filled in by its module's work. */

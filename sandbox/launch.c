@@ -1,0 +1,1 @@
+/* launch.c: placeholder, filled in by its module's work. */

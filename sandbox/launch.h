@@ -1,0 +1,1 @@
+/* launch.h: placeholder, filled in by its module's work. */

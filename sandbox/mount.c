@@ -1,0 +1,1 @@
+/* mount.c: placeholder, filled in by its module's work. */

@@ -1,0 +1,1 @@
+/* mount.h: placeholder, filled in by its module's work. */

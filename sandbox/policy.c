@@ -1,0 +1,1 @@
+/* policy.c: placeholder, filled in by its module's work. */

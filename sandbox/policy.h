@@ -1,0 +1,126 @@
+/* policy.h: the policy model and its INI parser (pure: data in, data out).
+ *
+ * The key names here are a contract (DESIGN.md "Policy schema"): keys may be
+ * added, never renamed without keeping the old name working. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+enum bc_net_mode { BC_NET_NONE, BC_NET_FILTERED };
+enum bc_uplink { BC_UPLINK_AUTO, BC_UPLINK_VETH, BC_UPLINK_PASTA };
+enum bc_profile_kind { BC_PROFILE_EPHEMERAL, BC_PROFILE_ASSIGNED };
+
+/* An address prefix. family is AF_INET or AF_INET6; addr holds 4 or 16
+ * bytes in network order, host bits zero. */
+struct bc_cidr {
+	int family;
+	uint8_t addr[16];
+	uint8_t prefix;
+};
+
+/* An inclusive port range; a single port has lo == hi. */
+struct bc_ports {
+	uint16_t lo, hi;
+};
+
+/* A warning from `check`: risky but valid. */
+struct bc_warning {
+	unsigned line;     /* 0 when not tied to a line */
+	char msg[256];
+};
+
+struct bc_policy {
+	char *path;                  /* file it was read from ("<defaults>" if none) */
+	char sha256[65];             /* hex digest of the file's bytes, "" if none */
+
+	/* [policy] */
+	char *name;                  /* default "unnamed" */
+	unsigned version;            /* default 1 */
+
+	/* [sandbox] */
+	struct bc_strv env;          /* "KEY=VALUE" entries added to the clean env */
+	int *pass_fds;               /* fds kept open across exec */
+	size_t n_pass_fds;
+	uid_t uid;                   /* uid inside the sandbox, default 1000, never 0 */
+	gid_t gid;                   /* gid inside the sandbox, default 1000, never 0 */
+	uid_t host_uid;              /* root mode: host uid the sandbox user maps to, default 65534 */
+	gid_t host_gid;              /* root mode: host gid, default 65534 */
+	char *hostname;              /* default "browsercage" */
+	char *chromium;              /* real Chromium binary, default BC_CHROMIUM_PATH */
+	bool chromium_no_sandbox;    /* keep --no-sandbox if the caller passes it; default no */
+
+	/* [filesystem] */
+	enum bc_profile_kind profile;        /* default ephemeral */
+	char *profile_root;                  /* default /var/lib/browsercage/profiles */
+	struct bc_strv ro_bind;              /* extra read-only host paths (absolute) */
+	uint64_t tmp_size;                   /* bytes, default 256M */
+	uint64_t shm_size;                   /* bytes, default 256M */
+	bool downloads;                      /* default yes */
+
+	/* [network] */
+	enum bc_net_mode net_mode;           /* default none */
+	enum bc_uplink uplink;               /* default auto */
+	struct bc_strv allow_domains;        /* lower-case; "example.com" or "*.example.org" */
+	struct bc_cidr *allow_cidrs;
+	size_t n_allow_cidrs;
+	struct bc_ports *allow_ports;        /* default 80, 443 */
+	size_t n_allow_ports;
+	struct bc_cidr *allow_private;       /* private ranges opened; never metadata */
+	size_t n_allow_private;
+	bool allow_quic;                     /* default no */
+	struct bc_cidr *dns_upstream;        /* host addresses (prefix 32/128); none = host resolver */
+	size_t n_dns_upstream;
+	unsigned dns_min_ttl;                /* seconds, default 30 */
+
+	/* [limits]; 0 means "no limit" for each */
+	uint64_t memory;                     /* bytes, default 2G */
+	uint64_t pids;                       /* default 1024 */
+	uint32_t cpu_millis;                 /* thousandths of a core; cpu = 1.5 -> 1500; default 0 */
+	uint64_t nofile;                     /* RLIMIT_NOFILE, default 4096 */
+	uint64_t fsize;                      /* RLIMIT_FSIZE bytes, default 0 */
+	bool limits_required;                /* default yes */
+
+	/* [session] */
+	uint64_t ttl;                        /* seconds, 0 = none */
+	int64_t expires_at;                  /* unix seconds, 0 = none */
+
+	/* [audit] */
+	char *audit_log;                     /* NULL = none */
+
+	struct bc_warning *warnings;         /* filled by bc_policy_load */
+	size_t n_warnings;
+};
+
+/* Fill p with the defaults. p must be zeroed or freed first. */
+int bc_policy_init(struct bc_policy *p);
+void bc_policy_free(struct bc_policy *p);
+
+/* Parse INI text. name is the file name used in messages. On error fills
+ * err with "name:line: message" and returns -EINVAL (or -ENOMEM); p is then
+ * left freed. Warnings (risky but valid) are appended to p->warnings. */
+int bc_policy_parse(struct bc_policy *p, const char *name, const char *text, size_t len,
+		    struct bc_error *err);
+
+/* Open, check ownership and mode (refuse group/world-writable files, and files
+ * not owned by root or the caller), read and parse. */
+int bc_policy_load(struct bc_policy *p, const char *path, struct bc_error *err);
+
+/* Print the effective policy, every key with its value, as valid INI. */
+void bc_policy_print(const struct bc_policy *p, FILE *out);
+
+/* Value parsers, shared with the CLI. Each returns 0 or -EINVAL. */
+int bc_parse_size(const char *s, uint64_t *out);          /* 256M, 1G, 4096, 1.5G */
+int bc_parse_duration(const char *s, uint64_t *out);      /* 90, 90s, 15m, 2h, 1d */
+int bc_parse_bool(const char *s, bool *out);              /* yes/no/true/false/on/off/1/0 */
+int bc_parse_cidr(const char *s, struct bc_cidr *out);    /* 10.0.0.0/8, ::1, fd00::/8 */
+int bc_parse_time(const char *s, int64_t *out);           /* 2026-12-01T00:00:00Z */
+int bc_format_cidr(const struct bc_cidr *c, char *buf, size_t len);
+/* Does prefix a contain all of b? */
+bool bc_cidr_contains(const struct bc_cidr *a, const struct bc_cidr *b);
+/* Do a and b share any address? */
+bool bc_cidr_overlaps(const struct bc_cidr *a, const struct bc_cidr *b);

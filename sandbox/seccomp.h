@@ -1,0 +1,1 @@
+/* seccomp.h: placeholder, filled in by its module's work. */

@@ -1,0 +1,1 @@
+/* sha256.h: placeholder, filled in by its module's work. */

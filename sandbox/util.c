@@ -1,0 +1,151 @@
+/* util.c: errors, string vectors and whole-file I/O. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+static int error_vset(struct bc_error *err, int code, bool with_errno,
+		      const char *fmt, va_list ap)
+{
+	if (code < 0)
+		code = -code;
+	if (code == 0)
+		code = EINVAL;
+	if (err && err->code == 0) {
+		err->code = code;
+		int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		if (with_errno && n >= 0 && (size_t)n < sizeof err->msg)
+			snprintf(err->msg + n, sizeof err->msg - n, ": %s", strerror(code));
+	}
+	return -code;
+}
+
+int bc_error_set(struct bc_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = error_vset(err, code, false, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int bc_error_errno(struct bc_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = error_vset(err, code, true, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int bc_strv_push(struct bc_strv *sv, const char *s)
+{
+	char *copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	char **v = realloc(sv->v, (sv->n + 2) * sizeof *v);
+	if (!v) {
+		free(copy);
+		return -ENOMEM;
+	}
+	v[sv->n++] = copy;
+	v[sv->n] = NULL;
+	sv->v = v;
+	return 0;
+}
+
+void bc_strv_free(struct bc_strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = 0;
+}
+
+bool bc_strv_contains(const struct bc_strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+int bc_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int bc_write_file(const char *path, const char *data, int flags, mode_t mode)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | flags | (mode ? O_CREAT : 0), mode);
+	if (fd < 0)
+		return -errno;
+	return bc_write_all(fd, data, strlen(data));
+}
+
+int bc_read_fd(int fd, char **out, size_t *len, size_t max)
+{
+	size_t cap = 4096, n = 0;
+	_cleanup_free_ char *buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max)
+				return -EFBIG;
+			cap = cap * 2 > max ? max : cap * 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	*out = TAKE_PTR(buf);
+	return 0;
+}
+
+int bc_read_file(const char *path, char **out, size_t *len, size_t max)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	return bc_read_fd(fd, out, len, max);
+}
+
+char *bc_strstrip(char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}

@@ -1,0 +1,62 @@
+/* util.h: the base layer every other module stands on.
+ *
+ * Conventions (see STYLE.md): functions return 0 or more on success and
+ * -errno on failure; where a caller needs a message, a struct bc_error is
+ * filled (first error wins) instead of printing. Nothing here exits. */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define BC_ERRMSG_MAX 512
+
+struct bc_error {
+	int code;                  /* positive errno, 0 while unset */
+	char msg[BC_ERRMSG_MAX];   /* one line, no trailing newline */
+};
+
+/* Record an error unless one is already recorded; returns -code so callers
+ * can write `return bc_error_set(err, EINVAL, "...")`. err may be NULL. */
+__attribute__((format(printf, 3, 4)))
+int bc_error_set(struct bc_error *err, int code, const char *fmt, ...);
+/* As bc_error_set, with ": strerror(code)" appended. */
+__attribute__((format(printf, 3, 4)))
+int bc_error_errno(struct bc_error *err, int code, const char *fmt, ...);
+
+/* Cleanup helpers in the style of systemd: _cleanup_free_ char *p = NULL; */
+#define _cleanup_(f) __attribute__((cleanup(f)))
+static inline void bc_freep(void *p) { free(*(void **)p); }
+static inline void bc_closep(int *fd) { if (*fd >= 0) { int e = errno; close(*fd); errno = e; } }
+#define _cleanup_free_ _cleanup_(bc_freep)
+#define _cleanup_close_ _cleanup_(bc_closep)
+/* Hand ownership on: returns the value and leaves the variable empty. */
+#define TAKE_PTR(p) ({ __typeof__(p) _t = (p); (p) = NULL; _t; })
+#define TAKE_FD(fd) ({ int _t = (fd); (fd) = -1; _t; })
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A growable vector of owned strings, NULL-terminated for exec. */
+struct bc_strv {
+	char **v;
+	size_t n;
+};
+int bc_strv_push(struct bc_strv *sv, const char *s);   /* copies s */
+void bc_strv_free(struct bc_strv *sv);
+bool bc_strv_contains(const struct bc_strv *sv, const char *s);
+
+/* Write all of buf; retries on EINTR and short writes. */
+int bc_write_all(int fd, const void *buf, size_t len);
+/* Write a whole small file (O_WRONLY|O_CLOEXEC, no O_CREAT unless mode!=0). */
+int bc_write_file(const char *path, const char *data, int flags, mode_t mode);
+/* Read a whole small file into a NUL-terminated heap buffer. */
+int bc_read_file(const char *path, char **out, size_t *len, size_t max);
+/* Read all of fd (up to max bytes) into a NUL-terminated heap buffer. */
+int bc_read_fd(int fd, char **out, size_t *len, size_t max);
+
+/* Trim ASCII whitespace in place; returns s advanced past leading space. */
+char *bc_strstrip(char *s);

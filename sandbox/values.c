@@ -1,0 +1,1 @@
+/* values.c: placeholder, filled in by its module's work. */
