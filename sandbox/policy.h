@@ -76,6 +76,7 @@ struct bc_policy {
 	struct bc_cidr *dns_upstream;        /* host addresses (prefix 32/128); none = host resolver */
 	size_t n_dns_upstream;
 	unsigned dns_min_ttl;                /* seconds, default 30 */
+	bool dns_allow_https;                /* answer HTTPS (65) and SVCB (64) queries; default no */
 
 	/* [limits]; 0 means "no limit" for each */
 	uint64_t memory;                     /* bytes, default 2G */
