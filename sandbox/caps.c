@@ -1,1 +1,112 @@
-/* caps.c: placeholder, filled in by its module's work. */
+/* caps.c: capability drop (libcap-ng), no_new_privs and the self-check that
+ * runs as the last word before execve. */
+#include "config.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <linux/securebits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "caps.h"
+
+/* Set and locked: no root magic for uid 0, no cap fixups on uid change, no
+ * ambient raise; KEEP_CAPS stays off and is locked off. */
+#define SECUREBITS_WANT                                             \
+	(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |                         \
+	 SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |       \
+	 SECBIT_KEEP_CAPS_LOCKED |                                      \
+	 SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+static int check_securebits(struct bc_error *err)
+{
+	int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+	if (bits < 0)
+		return bc_error_errno(err, errno, "caps: cannot read securebits");
+	if ((bits & SECUREBITS_WANT) != SECUREBITS_WANT || (bits & SECBIT_KEEP_CAPS))
+		return bc_error_set(err, EPERM, "caps: securebits are 0x%x, want 0x%x locked and KEEP_CAPS off",
+				    bits, SECUREBITS_WANT);
+	return 0;
+}
+
+int bc_caps_drop_all(struct bc_error *err)
+{
+	/* Securebits first: changing them needs CAP_SETPCAP, dropped below. */
+	if (prctl(PR_SET_SECUREBITS, SECUREBITS_WANT, 0, 0, 0) < 0)
+		return bc_error_errno(err, errno, "caps: cannot lock securebits 0x%x", SECUREBITS_WANT);
+
+	/* capng_apply drops the bounding set (needs CAP_SETPCAP) before it
+	 * clears the other sets with capset. */
+	capng_clear(CAPNG_SELECT_ALL);
+	int r = capng_apply(CAPNG_SELECT_ALL);
+	if (r < 0)
+		return bc_error_set(err, EPERM, "caps: libcap-ng could not drop capabilities (capng_apply returned %d)", r);
+	/* Belt and braces: clearing permitted already empties ambient. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return bc_error_errno(err, errno, "caps: cannot clear the ambient set");
+
+	capng_get_caps_process();
+	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
+		return bc_error_set(err, EPERM, "caps: capabilities remain after the drop");
+	return check_securebits(err);
+}
+
+int bc_set_no_new_privs(struct bc_error *err)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return bc_error_errno(err, errno, "caps: cannot set no_new_privs");
+	return 0;
+}
+
+/* Find "Key:\t<value>" in a /proc status text and copy the value (up to
+ * the end of line) into buf; buf says "missing" if the key is absent. */
+static const char *status_field(const char *text, const char *key, char *buf, size_t len)
+{
+	size_t klen = strlen(key);
+	snprintf(buf, len, "missing");
+	for (const char *line = text; *line; ) {
+		const char *eol = strchr(line, '\n');
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			const char *v = line + klen + 1;
+			v += strspn(v, " \t");
+			size_t n = eol ? (size_t)(eol - v) : strlen(v);
+			if (n >= len)
+				n = len - 1;
+			memcpy(buf, v, n);
+			buf[n] = '\0';
+			break;
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
+	}
+	return buf;
+}
+
+int bc_verify_hardened(bool seccomp_expected, struct bc_error *err)
+{
+	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	_cleanup_free_ char *text = NULL;
+	char val[64];
+
+	int r = bc_read_file("/proc/self/status", &text, NULL, 1 << 16);
+	if (r < 0)
+		return bc_error_errno(err, -r, "verify: cannot read /proc/self/status");
+
+	for (size_t i = 0; i < ARRAY_SIZE(capsets); i++) {
+		status_field(text, capsets[i], val, sizeof val);
+		char *end;
+		errno = 0;
+		unsigned long long set = strtoull(val, &end, 16);
+		if (errno || end == val || *end || set != 0)
+			return bc_error_set(err, EPERM, "verify: %s is %s, want 0000000000000000", capsets[i], val);
+	}
+
+	if (strcmp(status_field(text, "NoNewPrivs", val, sizeof val), "1") != 0)
+		return bc_error_set(err, EPERM, "verify: NoNewPrivs is %s, want 1", val);
+	if (seccomp_expected && strcmp(status_field(text, "Seccomp", val, sizeof val), "2") != 0)
+		return bc_error_set(err, EPERM, "verify: Seccomp is %s, want 2", val);
+
+	return check_securebits(err);
+}

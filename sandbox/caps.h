@@ -1,1 +1,28 @@
-/* caps.h: placeholder, filled in by its module's work. */
+/* caps.h: capability drop, no_new_privs and the final self-check.
+ *
+ * Used by the sandbox child in the last steps before execve (DESIGN.md,
+ * launch step 7): bc_caps_drop_all, bc_set_no_new_privs, bc_seccomp_load,
+ * then bc_verify_hardened as the last word before exec. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "util.h"
+
+/* Drop every capability: effective, permitted, inheritable, ambient and the
+ * bounding set. First sets and locks the securebits NOROOT, NO_SETUID_FIXUP,
+ * NO_CAP_AMBIENT_RAISE (and KEEP_CAPS off, locked) while CAP_SETPCAP is still
+ * held. The caller already runs as its final non-root uid inside a user
+ * namespace where it holds all capabilities. Fails if any set is non-empty
+ * afterwards. */
+int bc_caps_drop_all(struct bc_error *err);
+
+/* prctl(PR_SET_NO_NEW_PRIVS, 1): needed before an unprivileged seccomp load
+ * and so that no execve can ever gain privilege. */
+int bc_set_no_new_privs(struct bc_error *err);
+
+/* Read /proc/self/status and refuse (-EPERM) unless CapInh, CapPrm, CapEff,
+ * CapBnd and CapAmb are all zero, NoNewPrivs is 1 and, if seccomp_expected,
+ * Seccomp is 2; also checks that the securebits are locked as
+ * bc_caps_drop_all leaves them. The error names the field and its value. */
+int bc_verify_hardened(bool seccomp_expected, struct bc_error *err);
