@@ -1,1 +1,621 @@
-/* launch.c: placeholder, filled in by its module's work. */
+/* launch.c: the launch sequence of DESIGN.md, one ordered script.
+ *
+ *   supervisor (host side)        pid 1 "init" (sandbox)        worker
+ *   1 prepare: policy, profile,
+ *     seccomp program, layout
+ *   2 clone(NEWUSER|NEWNS|...) -> waits for "go"
+ *     uid/gid maps, cgroup, "go"
+ *                                 3 ids, cgroup ns, hostname,
+ *                                   lo, egress ruleset
+ *                                 5 root on tmpfs, pivot_root
+ *                                 6 verify mounts
+ *                                   fork ------------------------> 7 setsid, rlimits, env,
+ *                                   drop caps, reap, forward        close fds, drop caps,
+ *                                   signals, exit with status       no_new_privs, seccomp
+ *   8 forward signals, deadline,                                    (last), verify, "ready",
+ *     reap, tear down, exit                                         execve
+ *
+ * Messages between the halves are a closed set (struct bc_msg); the reader
+ * trusts nothing it receives. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "caps.h"
+#include "launch.h"
+#include "mount.h"
+#include "nft.h"
+#include "seccomp.h"
+#include <seccomp.h>
+
+#define KILL_GRACE_SECONDS 5
+
+enum bc_msg_type {
+	BC_MSG_GO = 1,      /* supervisor -> init: maps and cgroup are in place */
+	BC_MSG_READY,       /* worker -> supervisor: hardened, about to execve */
+	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
+};
+
+struct bc_msg {
+	uint32_t type;
+	int32_t code;
+	char text[BC_ERRMSG_MAX];
+};
+
+static int msg_send(int fd, enum bc_msg_type type, int code, const char *text)
+{
+	struct bc_msg m = { .type = type, .code = code };
+	if (text)
+		snprintf(m.text, sizeof m.text, "%s", text);
+	ssize_t n;
+	do
+		n = send(fd, &m, sizeof m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof m ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/* Receive one message; 0 on EOF, 1 with *m filled, -errno on error or on
+ * anything that is not a well-formed message. */
+static int msg_recv(int fd, struct bc_msg *m)
+{
+	ssize_t n;
+	do
+		n = recv(fd, m, sizeof *m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof *m || m->type < BC_MSG_GO || m->type > BC_MSG_ERROR)
+		return -EBADMSG;
+	m->text[sizeof m->text - 1] = '\0';
+	return 1;
+}
+
+/* Report err to the supervisor and end this process with the launcher's
+ * error status. Used only in the sandbox's processes. */
+static _Noreturn void child_fail(int sync_fd, const struct bc_error *err)
+{
+	msg_send(sync_fd, BC_MSG_ERROR, err->code, err->msg);
+	_exit(BC_EXIT_LAUNCHER);
+}
+
+int bc_profile_open(const char *path, uid_t want_uid, struct bc_error *err)
+{
+	if (path[0] != '/')
+		return bc_error_set(err, EINVAL, "profile directory %s: must be an absolute path", path);
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return bc_error_set(err, ELOOP, "profile directory %s: a component of the path is a "
+					    "symlink; give the real path", path);
+		if (errno == ENOTDIR)
+			return bc_error_set(err, ENOTDIR, "profile directory %s: not a directory", path);
+		return bc_error_errno(err, errno, "profile directory %s", path);
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return bc_error_errno(err, errno, "profile directory %s", path);
+	if (st.st_uid != want_uid)
+		return bc_error_set(err, EPERM, "profile directory %s is owned by uid %u, not by uid %u "
+				    "that the sandbox runs as (chown it)", path, (unsigned)st.st_uid,
+				    (unsigned)want_uid);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return bc_error_set(err, EPERM, "profile directory %s is writable by group or others "
+				    "(chmod go-w %s)", path, path);
+	return TAKE_FD(fd);
+}
+
+int bc_launch_prepare(struct bc_launch *l, struct bc_error *err)
+{
+	const struct bc_policy *p = l->policy;
+	uint8_t rnd[16];
+
+	l->caller_uid = getuid();
+	l->caller_gid = getgid();
+	l->root_mode = l->caller_uid == 0;
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		return bc_error_errno(err, errno, "getrandom");
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(l->session_id + 2 * i, 3, "%02x", rnd[i]);
+	if (l->profile_dir) {
+		int fd = bc_profile_open(l->profile_dir, l->root_mode ? p->host_uid : l->caller_uid, err);
+		if (fd < 0)
+			return fd;
+		l->profile_fd = fd;
+	}
+	scmp_filter_ctx ctx = NULL;
+	int r = bc_seccomp_build(p, &ctx, err);
+	if (r < 0)
+		return r;
+	l->seccomp = ctx;
+	return 0;
+}
+
+void bc_launch_free(struct bc_launch *l)
+{
+	if (l->seccomp)
+		seccomp_release(l->seccomp);
+	l->seccomp = NULL;
+	if (l->profile_fd >= 0)
+		close(l->profile_fd);
+	l->profile_fd = -1;
+}
+
+/* ---- worker: the process that becomes the command ------------------------ */
+
+static int build_env(const struct bc_launch *l, const struct bc_rootfs *rfs, struct bc_strv *env)
+{
+	char buf[4096];
+	const char *term = getenv("TERM");
+	int r = 0;
+
+	r |= bc_strv_push(env, "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin");
+	r |= bc_strv_push(env, "HOME=" BC_SANDBOX_HOME);
+	r |= bc_strv_push(env, "USER=sandbox");
+	r |= bc_strv_push(env, "LOGNAME=sandbox");
+	r |= bc_strv_push(env, "SHELL=/bin/sh");
+	r |= bc_strv_push(env, "TMPDIR=/tmp");
+	if (term) {
+		snprintf(buf, sizeof buf, "TERM=%s", term);
+		r |= bc_strv_push(env, buf);
+	}
+	snprintf(buf, sizeof buf, "BROWSERCAGE_SESSION=%s", l->session_id);
+	r |= bc_strv_push(env, buf);
+	snprintf(buf, sizeof buf, "BROWSERCAGE_PROFILE=%s", rfs->profile);
+	r |= bc_strv_push(env, buf);
+	if (rfs->downloads) {
+		snprintf(buf, sizeof buf, "BROWSERCAGE_DOWNLOADS=%s", rfs->downloads);
+		r |= bc_strv_push(env, buf);
+	}
+	for (size_t i = 0; i < l->policy->env.n; i++)
+		r |= bc_strv_push(env, l->policy->env.v[i]);
+	return r ? -ENOMEM : 0;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Close every fd but 0-2, the passed ones and keep. */
+static int close_inherited(const struct bc_launch *l, int keep)
+{
+	int fds[64 + 4];
+	size_t n = 0;
+	fds[n++] = keep;
+	for (size_t i = 0; i < l->n_pass_fds && n < ARRAY_SIZE(fds); i++)
+		fds[n++] = l->pass_fds[i];
+	qsort(fds, n, sizeof *fds, int_cmp);
+	int from = 3;
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i] < from)
+			continue;
+		if (fds[i] > from && syscall(SYS_close_range, from, fds[i] - 1, 0) < 0)
+			return -errno;
+		from = fds[i] + 1;
+	}
+	return syscall(SYS_close_range, from, ~0U, 0) < 0 ? -errno : 0;
+}
+
+static int set_rlimit(int res, uint64_t v, const char *name, struct bc_error *err)
+{
+	struct rlimit rl = { .rlim_cur = v, .rlim_max = v };
+	if (setrlimit(res, &rl) < 0)
+		return bc_error_errno(err, errno, "set %s limit to %llu", name, (unsigned long long)v);
+	return 0;
+}
+
+static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_rootfs *rfs, int sync_fd)
+{
+	const struct bc_policy *p = l->policy;
+	struct bc_error err = {0};
+	struct bc_strv env = {0};
+	sigset_t all;
+
+	/* A new session: no controlling terminal, so TIOCSTI cannot reach the
+	 * caller's terminal even before seccomp refuses it. */
+	if (setsid() < 0) {
+		bc_error_errno(&err, errno, "setsid");
+		child_fail(sync_fd, &err);
+	}
+	if (set_rlimit(RLIMIT_CORE, 0, "core", &err) < 0 ||
+	    (p->nofile && set_rlimit(RLIMIT_NOFILE, p->nofile, "open files", &err) < 0) ||
+	    (p->fsize && set_rlimit(RLIMIT_FSIZE, p->fsize, "file size", &err) < 0))
+		child_fail(sync_fd, &err);
+	if (build_env(l, rfs, &env) < 0) {
+		bc_error_set(&err, ENOMEM, "out of memory");
+		child_fail(sync_fd, &err);
+	}
+	if (chdir(BC_SANDBOX_HOME) < 0) {
+		bc_error_errno(&err, errno, "chdir " BC_SANDBOX_HOME);
+		child_fail(sync_fd, &err);
+	}
+	int r = close_inherited(l, sync_fd);
+	if (r < 0) {
+		bc_error_errno(&err, -r, "close inherited file descriptors");
+		child_fail(sync_fd, &err);
+	}
+	/* Signal dispositions and mask start clean for the command. */
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+
+	/* Privilege goes last, in this order: capabilities (bounding set
+	 * included), no_new_privs, then seccomp: the last thing before execve,
+	 * so that nothing above needed a syscall it forbids. */
+	if (bc_caps_drop_all(&err) < 0 || bc_set_no_new_privs(&err) < 0 ||
+	    bc_seccomp_load(l->seccomp, &err) < 0 || bc_verify_hardened(true, &err) < 0)
+		child_fail(sync_fd, &err);
+	if (msg_send(sync_fd, BC_MSG_READY, 0, NULL) < 0)
+		_exit(BC_EXIT_LAUNCHER);
+	close(sync_fd);
+
+	execvpe(l->argv[0], l->argv, env.v);
+	int e = errno;
+	dprintf(2, "browsercage: %s: %s\n", l->argv[0], strerror(e));
+	_exit(e == ENOENT || e == ENOTDIR ? BC_EXIT_NOTFOUND : BC_EXIT_NOEXEC);
+}
+
+/* ---- pid 1 of the sandbox ------------------------------------------------ */
+
+/* Become the sandbox user while keeping the capabilities this user
+ * namespace gave us, which the setup still needs. */
+static int become_sandbox_user(const struct bc_launch *l, uid_t uid, gid_t gid, struct bc_error *err)
+{
+	if (l->root_mode && setgroups(0, NULL) < 0)
+		return bc_error_errno(err, errno, "setgroups");
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return bc_error_errno(err, errno, "PR_SET_KEEPCAPS");
+	if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return bc_error_errno(err, errno, "switch to uid %u gid %u", (unsigned)uid, (unsigned)gid);
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return bc_error_errno(err, errno, "capget");
+	data[0].effective = data[0].permitted;
+	data[1].effective = data[1].permitted;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return bc_error_errno(err, errno, "capset");
+	return 0;
+}
+
+static int loopback_up(struct bc_error *err)
+{
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = { .ifr_name = "lo" };
+	if (fd < 0)
+		return bc_error_errno(err, errno, "socket");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return bc_error_errno(err, errno, "read flags of lo");
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return bc_error_errno(err, errno, "bring lo up");
+	return 0;
+}
+
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return BC_EXIT_LAUNCHER;
+}
+
+static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs, int sync_fd)
+{
+	const struct bc_policy *p = l->policy;
+	struct bc_error err = {0};
+	struct bc_msg m;
+
+	/* Step 2 (child half): nothing happens until the supervisor has written
+	 * our id maps and placed us in our cgroup. EOF means it died. */
+	if (msg_recv(sync_fd, &m) != 1 || m.type != BC_MSG_GO)
+		_exit(BC_EXIT_LAUNCHER);
+
+	/* Step 3. Ids first (the death signal is reset by an id change, so it
+	 * is set after), then the cgroup namespace, now that we sit in our own
+	 * cgroup, so the sandbox sees that cgroup as its root. */
+	if (become_sandbox_user(l, p->uid, p->gid, &err) < 0)
+		child_fail(sync_fd, &err);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
+		bc_error_errno(&err, errno, "PR_SET_PDEATHSIG");
+		child_fail(sync_fd, &err);
+	}
+	struct pollfd pfd = { .fd = sync_fd, .events = POLLIN };
+	if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLIN)))
+		_exit(BC_EXIT_LAUNCHER);   /* the supervisor died before the death signal was armed */
+	if (unshare(CLONE_NEWCGROUP) < 0) {
+		bc_error_errno(&err, errno, "create the cgroup namespace");
+		child_fail(sync_fd, &err);
+	}
+	if (sethostname(p->hostname, strlen(p->hostname)) < 0) {
+		bc_error_errno(&err, errno, "sethostname");
+		child_fail(sync_fd, &err);
+	}
+	if (loopback_up(&err) < 0)
+		child_fail(sync_fd, &err);
+	/* The egress ruleset is committed while we still hold CAP_NET_ADMIN over
+	 * this netns; the command never will. */
+	if (p->net_mode == BC_NET_FILTERED && bc_nft_commit(p, &err) < 0)
+		child_fail(sync_fd, &err);
+
+	/* Steps 5 and 6: the root filesystem, then check what was built. */
+	if (bc_rootfs_build(rfs, &err) < 0 || bc_rootfs_verify(rfs, &err) < 0)
+		child_fail(sync_fd, &err);
+	bc_rootfs_close_fds(rfs);
+
+	sigset_t fwd;
+	sigemptyset(&fwd);
+	sigaddset(&fwd, SIGCHLD);
+	sigaddset(&fwd, SIGTERM);
+	sigaddset(&fwd, SIGINT);
+	sigaddset(&fwd, SIGHUP);
+	sigaddset(&fwd, SIGQUIT);
+	sigaddset(&fwd, SIGUSR1);
+	sigaddset(&fwd, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &fwd, NULL);
+
+	pid_t worker = fork();
+	if (worker < 0) {
+		bc_error_errno(&err, errno, "fork");
+		child_fail(sync_fd, &err);
+	}
+	if (worker == 0)
+		worker_main(l, rfs, sync_fd);
+
+	/* Step 7 for pid 1 itself: it needs no privilege to reap and forward.
+	 * Not dumpable, so the command (same uid) cannot ptrace or write its
+	 * memory through /proc. */
+	close(sync_fd);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || bc_caps_drop_all(&err) < 0 ||
+	    bc_set_no_new_privs(&err) < 0) {
+		kill(worker, SIGKILL);
+		_exit(BC_EXIT_LAUNCHER);
+	}
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&fwd, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			kill(worker, sig);
+			continue;
+		}
+		int status;
+		pid_t pid;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			if (pid == worker)
+				_exit(exit_status(status));   /* the kernel kills the rest */
+	}
+}
+
+/* ---- supervisor ---------------------------------------------------------- */
+
+static int write_map(pid_t pid, const char *file, const char *text, struct bc_error *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	int r = bc_write_file(path, text, 0, 0);
+	if (r < 0)
+		return bc_error_errno(err, -r, "write %s (\"%s\")", path, text);
+	return 0;
+}
+
+static int write_id_maps(const struct bc_launch *l, pid_t pid, struct bc_error *err)
+{
+	const struct bc_policy *p = l->policy;
+	char map[64];
+	uid_t host_uid = l->root_mode ? p->host_uid : l->caller_uid;
+	gid_t host_gid = l->root_mode ? p->host_gid : l->caller_gid;
+
+	/* Without privilege the kernel allows only our own ids, mapped once,
+	 * and only with setgroups denied. As root we map the policy's host ids
+	 * and never host root. */
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->uid, (unsigned)host_uid);
+	if (write_map(pid, "uid_map", map, err) < 0)
+		return -EPERM;
+	if (!l->root_mode && write_map(pid, "setgroups", "deny", err) < 0)
+		return -EPERM;
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->gid, (unsigned)host_gid);
+	if (write_map(pid, "gid_map", map, err) < 0)
+		return -EPERM;
+	return 0;
+}
+
+struct supervisor {
+	pid_t child;
+	int sync_fd;
+	int sig_fd;
+	int timer_fd;
+	bool ready;
+	bool killing;          /* SIGTERM sent at the deadline; SIGKILL follows */
+	bool child_done;
+	int status;
+	struct bc_error child_err;
+};
+
+static int arm_timer(int fd, uint64_t seconds)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)seconds } };
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+/* Handle one round of events. Returns 1 when the sandbox has ended. */
+static int supervise_once(struct supervisor *s)
+{
+	struct pollfd pfd[3] = {
+		{ .fd = s->sig_fd, .events = POLLIN },
+		{ .fd = s->timer_fd, .events = POLLIN },
+		{ .fd = s->sync_fd, .events = POLLIN },
+	};
+	if (poll(pfd, s->sync_fd >= 0 ? 3 : 2, -1) < 0)
+		return errno == EINTR ? 0 : -errno;
+
+	if (pfd[2].revents) {
+		struct bc_msg m;
+		int r = msg_recv(s->sync_fd, &m);
+		if (r == 1 && m.type == BC_MSG_READY)
+			s->ready = true;
+		else if (r == 1 && m.type == BC_MSG_ERROR)
+			bc_error_set(&s->child_err, m.code, "%s", m.text);
+		else if (r < 0)
+			bc_error_set(&s->child_err, -r, "malformed message from the sandbox");
+		if (r <= 0 || m.type == BC_MSG_ERROR) {
+			close(s->sync_fd);
+			s->sync_fd = -1;
+			if (!s->ready)
+				kill(s->child, SIGKILL);
+		}
+	}
+	if (pfd[1].revents) {
+		uint64_t n;
+		if (read(s->timer_fd, &n, sizeof n) < 0) { /* spurious */ }
+		if (!s->killing) {
+			fprintf(stderr, "browsercage: session deadline reached, stopping the sandbox\n");
+			kill(s->child, SIGTERM);
+			s->killing = true;
+			arm_timer(s->timer_fd, KILL_GRACE_SECONDS);
+		} else
+			kill(s->child, SIGKILL);
+	}
+	if (pfd[0].revents) {
+		struct signalfd_siginfo si;
+		if (read(s->sig_fd, &si, sizeof si) == sizeof si) {
+			/* Before the command runs, any stop request ends the
+			 * sandbox outright: pid 1 does not forward yet. */
+			if (si.ssi_signo != SIGCHLD)
+				kill(s->child, s->ready ? (int)si.ssi_signo : SIGKILL);
+		}
+		int status;
+		if (waitpid(s->child, &status, WNOHANG) == s->child) {
+			s->status = status;
+			s->child_done = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int bc_launch_run(struct bc_launch *l, struct bc_error *err)
+{
+	const struct bc_policy *p = l->policy;
+	struct bc_rootfs rfs;
+	struct supervisor s = { .child = -1, .sync_fd = -1, .sig_fd = -1, .timer_fd = -1 };
+	int sv[2] = { -1, -1 };
+	int ret;
+
+	ret = bc_rootfs_prepare(&rfs, p, p->uid, p->gid, l->profile_dir, TAKE_FD(l->profile_fd), err);
+	if (ret < 0)
+		return ret;
+
+	sigset_t mask, old;
+	sigemptyset(&mask);
+	int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR2 };
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaddset(&mask, sigs[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	s.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	s.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (s.sig_fd < 0 || s.timer_fd < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		ret = bc_error_errno(err, errno, "set up the supervisor");
+		goto out;
+	}
+
+	/* Step 2: the sandbox's pid 1, in every new namespace but the cgroup
+	 * one, which it enters itself once it sits in its own cgroup. */
+	fflush(NULL);
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+				   CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+				   NULL, NULL, NULL, 0);
+	if (pid < 0) {
+		int e = errno;
+		ret = bc_error_errno(err, e, "create the sandbox namespaces%s",
+				     e == EPERM || e == ENOSPC
+				     ? " (are unprivileged user namespaces disabled? check "
+				       "kernel.unprivileged_userns_clone, user.max_user_namespaces "
+				       "and AppArmor's restrict_unprivileged_userns)" : "");
+		goto out;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		init_main(l, &rfs, sv[1]);
+	}
+	s.child = pid;
+	close(sv[1]);
+	sv[1] = -1;
+	s.sync_fd = TAKE_FD(sv[0]);
+	bc_rootfs_close_fds(&rfs);
+
+	if ((ret = write_id_maps(l, pid, err)) < 0)
+		goto kill;
+	if (msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
+		ret = bc_error_set(err, EPIPE, "the sandbox ended before it started");
+		goto kill;
+	}
+	if (l->ttl && (ret = arm_timer(s.timer_fd, l->ttl)) < 0) {
+		bc_error_errno(err, -ret, "arm the deadline timer");
+		goto kill;
+	}
+
+	/* Step 8: supervise until pid 1 ends. */
+	while ((ret = supervise_once(&s)) == 0)
+		;
+	if (ret < 0) {
+		bc_error_errno(err, -ret, "supervise");
+		goto kill;
+	}
+	if (s.child_err.code) {
+		*err = s.child_err;
+		ret = -s.child_err.code;
+	} else if (!s.ready) {
+		ret = bc_error_set(err, EPIPE, "the sandbox ended during setup (status %d)",
+				   exit_status(s.status));
+	} else
+		ret = exit_status(s.status);
+	goto out;
+kill:
+	kill(s.child, SIGKILL);
+	waitpid(s.child, NULL, 0);
+out:
+	(void)p;
+	for (int i = 0; i < 2; i++)
+		if (sv[i] >= 0)
+			close(sv[i]);
+	if (s.sync_fd >= 0)
+		close(s.sync_fd);
+	if (s.sig_fd >= 0)
+		close(s.sig_fd);
+	if (s.timer_fd >= 0)
+		close(s.timer_fd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	bc_rootfs_free(&rfs);
+	return ret;
+}

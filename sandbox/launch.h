@@ -1,1 +1,53 @@
-/* launch.h: placeholder, filled in by its module's work. */
+/* launch.h: the sandbox launch sequence (DESIGN.md "Launch sequence").
+ *
+ * The supervisor (this process) clones the sandbox's pid 1 into new
+ * namespaces, writes its id maps, places it in its cgroup and says "go";
+ * pid 1 builds the sandbox, forks the worker that drops every privilege and
+ * execs the command, then reaps and forwards signals. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "policy.h"
+#include "util.h"
+
+/* Exit statuses of `run` (besides the command's own). */
+#define BC_EXIT_LAUNCHER 125   /* the launcher could not build the sandbox */
+#define BC_EXIT_NOEXEC 126     /* command found but not executable */
+#define BC_EXIT_NOTFOUND 127   /* command not found */
+
+struct bc_launch {
+	const struct bc_policy *policy;
+	char *const *argv;            /* command and arguments */
+	const char *profile_dir;      /* host path of the assigned profile, NULL = ephemeral */
+	int profile_fd;               /* O_PATH fd of profile_dir from bc_profile_open, or -1 */
+	int *pass_fds;                /* fds kept across exec (policy and --pass-fd) */
+	size_t n_pass_fds;
+	char session_id[33];
+	const char *task_id;          /* may be NULL */
+	uint64_t ttl;                 /* seconds; 0 = none */
+	bool verbose;
+
+	/* Filled by bc_launch_prepare. */
+	bool root_mode;               /* caller is uid 0: map to policy host ids */
+	uid_t caller_uid;
+	gid_t caller_gid;
+	void *seccomp;                /* scmp_filter_ctx, built before any namespace exists */
+};
+
+/* Step 1: everything that can be refused before a namespace exists:
+ * the seccomp program, identities, profile checks. */
+int bc_launch_prepare(struct bc_launch *l, struct bc_error *err);
+
+/* Steps 2-8: run the sandbox to completion. Returns the exit status the
+ * launcher should exit with (the command's status, 128+n for signal n), or
+ * a negative errno with err filled when the sandbox could not be built. */
+int bc_launch_run(struct bc_launch *l, struct bc_error *err);
+
+void bc_launch_free(struct bc_launch *l);
+
+/* Open the profile directory safely: no symlink in any component (openat2
+ * RESOLVE_NO_SYMLINKS), a directory, owned by want_uid, not group- or
+ * world-writable. Returns an O_PATH|O_DIRECTORY fd. */
+int bc_profile_open(const char *path, uid_t want_uid, struct bc_error *err);

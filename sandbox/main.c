@@ -1,1 +1,259 @@
-int main(void) { return 0; }
+/* main.c: the command line. A thin layer over the library: parse, call,
+ * print the one-line error, choose the exit status. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "launch.h"
+#include "policy.h"
+#include "ruleset.h"
+
+#define BC_EXIT_POLICY 2     /* `check`: a policy has errors */
+
+static const char *prog = "browsercage";
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: browsercage run [--policy FILE] [--profile-dir DIR] [--task ID] [--ttl DUR]\n"
+		"                       [--pass-fd N]... [--verbose] -- CMD [ARG]...\n"
+		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
+		"       browsercage explain FILE      effective policy and the nft ruleset\n"
+		"       browsercage version\n"
+		"\n"
+		"run: start CMD in a fresh sandbox under the policy (default: the installed\n"
+		"default policy). Exit status: the command's, 128+n if it was killed by signal\n"
+		"n, 125 if the sandbox could not be built, 126 if CMD is not executable, 127 if\n"
+		"it was not found.\n");
+}
+
+static int errorf(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int errorf(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return status;
+}
+
+/* The binary must never be setuid or setgid: it is built to run with the
+ * caller's own privilege only. */
+static int refuse_setid(void)
+{
+	struct stat st;
+	if (getuid() != geteuid() || getgid() != getegid())
+		return -1;
+	if (stat("/proc/self/exe", &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+		return -1;
+	return 0;
+}
+
+static const char *default_policy(void)
+{
+	static const char *const candidates[] = {
+		BC_SYSCONFDIR "/default.ini",
+		BC_PKGDATADIR "/default.ini",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++)
+		if (access(candidates[i], R_OK) == 0)
+			return candidates[i];
+	return candidates[ARRAY_SIZE(candidates) - 1];
+}
+
+static int parse_fd(const char *s, int *fd)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < 3 || v > 1023)
+		return -EINVAL;
+	*fd = (int)v;
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "profile-dir", required_argument, NULL, 'd' },
+		{ "task", required_argument, NULL, 't' },
+		{ "ttl", required_argument, NULL, 'T' },
+		{ "pass-fd", required_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policy_path = NULL;
+	struct bc_launch l = { .profile_fd = -1 };
+	struct bc_policy p = {0};
+	struct bc_error err = {0};
+	int cli_fds[64], n_cli_fds = 0, c, ret;
+	uint64_t ttl = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:d:t:T:f:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': policy_path = optarg; break;
+		case 'd': l.profile_dir = optarg; break;
+		case 't': l.task_id = optarg; break;
+		case 'T':
+			if (bc_parse_duration(optarg, &ttl) < 0 || ttl == 0)
+				return errorf(BC_EXIT_LAUNCHER, "--ttl: expected a duration like 90s or 15m, got '%s'", optarg);
+			break;
+		case 'f':
+			if (n_cli_fds == (int)ARRAY_SIZE(cli_fds) || parse_fd(optarg, &cli_fds[n_cli_fds]) < 0)
+				return errorf(BC_EXIT_LAUNCHER, "--pass-fd: expected a descriptor number from 3 to 1023, got '%s'", optarg);
+			if (fcntl(cli_fds[n_cli_fds], F_GETFD) < 0)
+				return errorf(BC_EXIT_LAUNCHER, "--pass-fd %s: descriptor is not open", optarg);
+			n_cli_fds++;
+			break;
+		case 'v': l.verbose = true; break;
+		case 'h': usage(stdout); return 0;
+		default: return errorf(BC_EXIT_LAUNCHER, "run: bad option (see --help)");
+		}
+	}
+	if (optind >= argc)
+		return errorf(BC_EXIT_LAUNCHER, "run: no command given (browsercage run [OPTION]... -- CMD [ARG]...)");
+	l.argv = argv + optind;
+	if (!policy_path)
+		policy_path = default_policy();
+
+	/* Step 1: everything that can be refused is refused here, before any
+	 * namespace exists. */
+	if (bc_policy_load(&p, policy_path, &err) < 0)
+		return errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+	if (p.profile == BC_PROFILE_ASSIGNED && !l.profile_dir) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s: profile = assigned but no --profile-dir was given", policy_path);
+		goto out;
+	}
+	l.policy = &p;
+	l.ttl = ttl ? ttl : p.ttl;
+	if (p.expires_at) {
+		int64_t left = p.expires_at - (int64_t)time(NULL);
+		if (left <= 0) {
+			ret = errorf(BC_EXIT_LAUNCHER, "%s: the policy expired (expires_at)", policy_path);
+			goto out;
+		}
+		if (!l.ttl || (uint64_t)left < l.ttl)
+			l.ttl = (uint64_t)left;
+	}
+	l.pass_fds = calloc(p.n_pass_fds + (size_t)n_cli_fds + 1, sizeof *l.pass_fds);
+	if (!l.pass_fds) {
+		ret = errorf(BC_EXIT_LAUNCHER, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < p.n_pass_fds; i++) {
+		if (fcntl(p.pass_fds[i], F_GETFD) < 0) {
+			ret = errorf(BC_EXIT_LAUNCHER, "%s: pass_fds: descriptor %d is not open", policy_path, p.pass_fds[i]);
+			goto out;
+		}
+		l.pass_fds[l.n_pass_fds++] = p.pass_fds[i];
+	}
+	for (int i = 0; i < n_cli_fds; i++)
+		l.pass_fds[l.n_pass_fds++] = cli_fds[i];
+	/* Passed descriptors must survive our own exec-free clone and the
+	 * command's execve. */
+	for (size_t i = 0; i < l.n_pass_fds; i++) {
+		int fl = fcntl(l.pass_fds[i], F_GETFD);
+		if (fl >= 0)
+			fcntl(l.pass_fds[i], F_SETFD, fl & ~FD_CLOEXEC);
+	}
+
+	if (bc_launch_prepare(&l, &err) < 0) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+		goto out;
+	}
+	ret = bc_launch_run(&l, &err);
+	if (ret < 0)
+		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+out:
+	bc_launch_free(&l);
+	free(l.pass_fds);
+	bc_policy_free(&p);
+	return ret;
+}
+
+static void print_warnings(const struct bc_policy *p, const char *path)
+{
+	for (size_t i = 0; i < p->n_warnings; i++) {
+		if (p->warnings[i].line)
+			fprintf(stderr, "%s:%u: warning: %s\n", path, p->warnings[i].line, p->warnings[i].msg);
+		else
+			fprintf(stderr, "%s: warning: %s\n", path, p->warnings[i].msg);
+	}
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	int bad = 0;
+	if (argc < 2)
+		return errorf(BC_EXIT_POLICY, "check: no policy file given");
+	for (int i = 1; i < argc; i++) {
+		struct bc_policy p = {0};
+		struct bc_error err = {0};
+		if (bc_policy_load(&p, argv[i], &err) < 0) {
+			fprintf(stderr, "%s\n", err.msg);
+			bad = 1;
+			continue;
+		}
+		print_warnings(&p, argv[i]);
+		printf("%s: ok (%zu warning%s)\n", argv[i], p.n_warnings, p.n_warnings == 1 ? "" : "s");
+		bc_policy_free(&p);
+	}
+	return bad ? BC_EXIT_POLICY : 0;
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	struct bc_policy p = {0};
+	struct bc_error err = {0};
+	if (argc != 2)
+		return errorf(BC_EXIT_POLICY, "explain: give exactly one policy file");
+	if (bc_policy_load(&p, argv[1], &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return BC_EXIT_POLICY;
+	}
+	print_warnings(&p, argv[1]);
+	printf("# Effective policy %s (sha256 %s), defaults included\n", argv[1], p.sha256);
+	bc_policy_print(&p, stdout);
+	printf("\n# nftables ruleset installed in the sandbox's network namespace\n");
+	int r = bc_ruleset_print(&p, stdout);
+	bc_policy_free(&p);
+	return r < 0 ? BC_EXIT_LAUNCHER : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (refuse_setid() < 0)
+		return errorf(BC_EXIT_LAUNCHER, "refusing to run setuid or setgid: remove the bit "
+			      "(chmod u-s,g-s); browsercage needs no privilege of its own");
+	if (argc < 2) {
+		usage(stderr);
+		return BC_EXIT_LAUNCHER;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	if (strcmp(cmd, "explain") == 0)
+		return cmd_explain(argc - 1, argv + 1);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("browsercage %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	usage(stderr);
+	return errorf(BC_EXIT_LAUNCHER, "unknown command '%s'", cmd);
+}

@@ -1,1 +1,619 @@
-/* mount.c: placeholder, filled in by its module's work. */
+/* mount.c: the sandbox's root filesystem, built on tmpfs from sources the
+ * supervisor checked, entered with pivot_root (never chroot: a chrooted
+ * process cannot create the user namespace Chromium's own sandbox needs). */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+#include "mount.h"
+
+/* Host /etc entries the sandbox may read: fonts, TLS roots, the dynamic
+ * linker cache, time zone, MIME types, Chromium's own configuration. */
+static const char *const etc_entries[] = {
+	"alternatives", "ca-certificates", "chromium", "chromium.d", "fonts", "gai.conf",
+	"host.conf", "ld.so.cache", "localtime", "mime.types", "os-release", "protocols",
+	"services", "ssl", "timezone", "xdg",
+};
+/* Top-level links or directories of a merged-/usr system. */
+static const char *const usr_links[] = { "bin", "lib", "lib32", "lib64", "libx32", "sbin" };
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+/* /proc entries that stay visible but read-only, as in bubblewrap. */
+static const char *const proc_ro[] = { "sys", "sysrq-trigger", "irq", "bus" };
+
+static int open_path(const char *path, bool no_symlinks)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = no_symlinks ? RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS : 0,
+	};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	return fd < 0 ? -errno : fd;
+}
+
+static int rootfs_add(struct bc_rootfs *r, const char *dest, const char *src, int fd,
+		      enum bc_bind_kind kind, bool is_dir)
+{
+	struct bc_bind *b = realloc(r->binds, (r->n_binds + 1) * sizeof *b);
+	if (!b)
+		return -ENOMEM;
+	r->binds = b;
+	b = &r->binds[r->n_binds];
+	*b = (struct bc_bind){ .dest = strdup(dest), .src = strdup(src), .fd = fd,
+			       .kind = kind, .is_dir = is_dir };
+	if (!b->dest || !b->src) {
+		free(b->dest);
+		free(b->src);
+		return -ENOMEM;
+	}
+	r->n_binds++;
+	return 0;
+}
+
+/* Add host path src at dest: a symlink is recreated, anything else bound.
+ * Missing optional sources are skipped. */
+static int rootfs_add_host(struct bc_rootfs *r, const char *dest, const char *src,
+			   enum bc_bind_kind kind, bool optional, struct bc_error *err)
+{
+	struct stat st;
+	if (lstat(src, &st) < 0) {
+		if (optional && errno == ENOENT)
+			return 0;
+		return bc_error_errno(err, errno, "%s", src);
+	}
+	if (S_ISLNK(st.st_mode) && kind == BC_BIND_RO && optional) {
+		char target[4096];
+		ssize_t n = readlink(src, target, sizeof target - 1);
+		if (n < 0)
+			return bc_error_errno(err, errno, "readlink %s", src);
+		target[n] = '\0';
+		return rootfs_add(r, dest, target, -1, BC_LINK, false);
+	}
+	int fd = open_path(src, false);
+	if (fd < 0) {
+		if (optional && fd == -ENOENT)
+			return 0;
+		return bc_error_errno(err, -fd, "open %s", src);
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return bc_error_errno(err, e, "stat %s", src);
+	}
+	int r2 = rootfs_add(r, dest, src, fd, kind, S_ISDIR(st.st_mode));
+	if (r2 < 0)
+		close(fd);
+	return r2;
+}
+
+int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid, gid_t gid,
+		      const char *profile_dir, int profile_fd, struct bc_error *err)
+{
+	char path[4096];
+	int ret;
+
+	*r = (struct bc_rootfs){ .policy = p, .uid = uid, .gid = gid };
+	for (size_t i = 0; i < ARRAY_SIZE(usr_links); i++) {
+		snprintf(path, sizeof path, "/%s", usr_links[i]);
+		if ((ret = rootfs_add_host(r, path, path, BC_BIND_RO, true, err)) < 0)
+			goto fail;
+	}
+	if ((ret = rootfs_add_host(r, "/usr", "/usr", BC_BIND_RO, false, err)) < 0)
+		goto fail;
+	for (size_t i = 0; i < ARRAY_SIZE(etc_entries); i++) {
+		snprintf(path, sizeof path, "/etc/%s", etc_entries[i]);
+		if ((ret = rootfs_add_host(r, path, path, BC_BIND_RO, true, err)) < 0)
+			goto fail;
+	}
+	if ((ret = rootfs_add_host(r, "/var/cache/fontconfig", "/var/cache/fontconfig",
+				   BC_BIND_RO, true, err)) < 0)
+		goto fail;
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
+		snprintf(path, sizeof path, "/dev/%s", dev_nodes[i]);
+		if ((ret = rootfs_add_host(r, path, path, BC_BIND_DEV, false, err)) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < p->ro_bind.n; i++)
+		if ((ret = rootfs_add_host(r, p->ro_bind.v[i], p->ro_bind.v[i], BC_BIND_RO, false, err)) < 0)
+			goto fail;
+
+	if (profile_dir) {
+		struct stat st;
+		if (fstat(profile_fd, &st) < 0) {
+			ret = bc_error_errno(err, errno, "profile directory %s", profile_dir);
+			goto fail;
+		}
+		if ((ret = rootfs_add(r, profile_dir, profile_dir, profile_fd, BC_BIND_RW, true)) < 0) {
+			bc_error_set(err, ret, "out of memory");
+			goto fail;
+		}
+		r->profile = strdup(profile_dir);
+	} else {
+		r->profile_ephemeral = true;
+		r->profile = strdup(BC_SANDBOX_HOME "/profile");
+		if (profile_fd >= 0)
+			close(profile_fd);
+	}
+	if (!r->profile) {
+		ret = bc_error_set(err, ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (p->downloads) {
+		snprintf(path, sizeof path, "%s/Downloads", r->profile);
+		if (!(r->downloads = strdup(path))) {
+			ret = bc_error_set(err, ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	bc_rootfs_free(r);
+	return ret;
+}
+
+bool bc_rootfs_owns_fd(const struct bc_rootfs *r, int fd)
+{
+	for (size_t i = 0; i < r->n_binds; i++)
+		if (r->binds[i].fd == fd)
+			return true;
+	return false;
+}
+
+void bc_rootfs_close_fds(struct bc_rootfs *r)
+{
+	for (size_t i = 0; i < r->n_binds; i++)
+		if (r->binds[i].fd >= 0) {
+			close(r->binds[i].fd);
+			r->binds[i].fd = -1;
+		}
+}
+
+void bc_rootfs_free(struct bc_rootfs *r)
+{
+	bc_rootfs_close_fds(r);
+	for (size_t i = 0; i < r->n_binds; i++) {
+		free(r->binds[i].dest);
+		free(r->binds[i].src);
+	}
+	free(r->binds);
+	free(r->profile);
+	free(r->downloads);
+	*r = (struct bc_rootfs){0};
+}
+
+/* ---- child side ---------------------------------------------------------
+ * Everything below runs in the new mount namespace with cwd at the staging
+ * root; paths are relative to it ("usr", "etc/ssl"). */
+
+static const char *rel(const char *abs)
+{
+	while (*abs == '/')
+		abs++;
+	return *abs ? abs : ".";
+}
+
+/* mkdir -p for a path relative to the cwd. */
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	if (strlen(path) >= sizeof buf)
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (char *s = buf + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(buf, mode) < 0 && errno != EEXIST)
+				return -errno;
+			if (!c)
+				break;
+			*s = c;
+		}
+	}
+	return 0;
+}
+
+static int mount_tmpfs(const char *where, unsigned long flags, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int mount_tmpfs(const char *where, unsigned long flags, const char *fmt, ...)
+{
+	char opts[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(opts, sizeof opts, fmt, ap);
+	va_end(ap);
+	return mount("tmpfs", where, "tmpfs", flags, opts) < 0 ? -errno : 0;
+}
+
+static int make_link(const char *target, const char *where)
+{
+	return symlink(target, where) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+static int write_etc(const char *name, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof path, "etc/%s", name);
+	return bc_write_file(path, text, O_TRUNC | O_EXCL, 0644);
+}
+
+/* Bind one source through fd, a reopening of b->src in this namespace (a
+ * bind source must live in the current mount namespace): check it is the
+ * inode the supervisor pinned, clone its tree with the attributes set while
+ * still detached, and attach it at dest. */
+static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
+{
+	const char *dest = rel(b->dest);
+	struct stat want, got;
+	int r;
+
+	if (b->kind == BC_LINK) {
+		char parent[4096];
+		snprintf(parent, sizeof parent, "%s", dest);
+		char *slash = strrchr(parent, '/');
+		if (slash) {
+			*slash = '\0';
+			if ((r = mkdir_p(parent, 0755)) < 0)
+				return bc_error_errno(err, -r, "mkdir %s", parent);
+		}
+		if ((r = make_link(b->src, dest)) < 0)
+			return bc_error_errno(err, -r, "symlink %s", b->dest);
+		return 0;
+	}
+
+	if (fstat(b->fd, &want) < 0 || fstat(fd, &got) < 0)
+		return bc_error_errno(err, errno, "stat %s", b->src);
+	if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+		return bc_error_set(err, EXDEV, "%s changed while the sandbox was being built", b->src);
+
+	if (b->is_dir)
+		r = mkdir_p(dest, 0755);
+	else {
+		char parent[4096];
+		snprintf(parent, sizeof parent, "%s", dest);
+		char *slash = strrchr(parent, '/');
+		r = 0;
+		if (slash) {
+			*slash = '\0';
+			r = mkdir_p(parent, 0755);
+		}
+		if (r == 0) {
+			int f = open(dest, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+			if (f < 0)
+				r = -errno;
+			else
+				close(f);
+		}
+	}
+	if (r < 0)
+		return bc_error_errno(err, -r, "create mount point %s", b->dest);
+
+	_cleanup_close_ int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					     AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return bc_error_errno(err, errno, "clone mount of %s", b->src);
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID };
+	switch (b->kind) {
+	case BC_BIND_RO:
+		attr.attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV;
+		break;
+	case BC_BIND_RW:
+		attr.attr_set |= MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+		break;
+	case BC_BIND_DEV:
+		attr.attr_set |= MOUNT_ATTR_NOEXEC;
+		break;
+	case BC_LINK:
+		break;
+	}
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+		return bc_error_errno(err, errno, "set mount attributes on %s", b->dest);
+	if (move_mount(tree, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return bc_error_errno(err, errno, "mount %s on %s", b->src, b->dest);
+	return 0;
+}
+
+static int depth(const char *path)
+{
+	int n = 0;
+	for (; *path; path++)
+		n += *path == '/';
+	return n;
+}
+
+static int bind_cmp(const void *a, const void *b)
+{
+	const struct bc_bind *x = a, *y = b;
+	int d = depth(x->dest) - depth(y->dest);
+	return d ? d : strcmp(x->dest, y->dest);
+}
+
+static int build_etc(const struct bc_rootfs *r, struct bc_error *err)
+{
+	const struct bc_policy *p = r->policy;
+	char buf[1024];
+	int ret;
+
+	snprintf(buf, sizeof buf,
+		 "sandbox:x:%u:%u:browsercage sandbox:" BC_SANDBOX_HOME ":/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 (unsigned)r->uid, (unsigned)r->gid);
+	if ((ret = write_etc("passwd", buf)) < 0)
+		return bc_error_errno(err, -ret, "write /etc/passwd");
+	snprintf(buf, sizeof buf, "sandbox:x:%u:\nnogroup:x:65534:\n", (unsigned)r->gid);
+	if ((ret = write_etc("group", buf)) < 0)
+		return bc_error_errno(err, -ret, "write /etc/group");
+	snprintf(buf, sizeof buf, "127.0.0.1\tlocalhost %s\n::1\tlocalhost ip6-localhost\n", p->hostname);
+	if ((ret = write_etc("hosts", buf)) < 0)
+		return bc_error_errno(err, -ret, "write /etc/hosts");
+	snprintf(buf, sizeof buf, "%s\n", p->hostname);
+	if ((ret = write_etc("hostname", buf)) < 0)
+		return bc_error_errno(err, -ret, "write /etc/hostname");
+	if ((ret = write_etc("nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\n"
+			     "hosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n")) < 0)
+		return bc_error_errno(err, -ret, "write /etc/nsswitch.conf");
+	/* The sandbox's only resolver is the DNS filter on its own loopback. */
+	if ((ret = write_etc("resolv.conf", p->net_mode == BC_NET_FILTERED
+			     ? "nameserver 127.0.0.1\noptions edns0\n" : "")) < 0)
+		return bc_error_errno(err, -ret, "write /etc/resolv.conf");
+	return 0;
+}
+
+static int build_dev(const struct bc_rootfs *r, struct bc_error *err)
+{
+	int ret;
+	if ((ret = mount_tmpfs("dev", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")) < 0)
+		return bc_error_errno(err, -ret, "mount tmpfs on /dev");
+	if (mkdir("dev/pts", 0755) < 0 || mkdir("dev/shm", 01777) < 0)
+		return bc_error_errno(err, errno, "mkdir in /dev");
+	if (mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0620") < 0)
+		return bc_error_errno(err, errno, "mount devpts on /dev/pts");
+	if ((ret = mount_tmpfs("dev/shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=%llu",
+			       (unsigned long long)(r->policy->shm_size ? r->policy->shm_size : 64 << 20))) < 0)
+		return bc_error_errno(err, -ret, "mount tmpfs on /dev/shm");
+	static const char *const links[][2] = {
+		{ "pts/ptmx", "dev/ptmx" }, { "/proc/self/fd", "dev/fd" },
+		{ "/proc/self/fd/0", "dev/stdin" }, { "/proc/self/fd/1", "dev/stdout" },
+		{ "/proc/self/fd/2", "dev/stderr" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		if ((ret = make_link(links[i][0], links[i][1])) < 0)
+			return bc_error_errno(err, -ret, "symlink %s", links[i][1]);
+	return 0;
+}
+
+static int build_proc(struct bc_error *err)
+{
+	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return bc_error_errno(err, errno, "mount a fresh /proc (a fully visible procfs is needed; "
+				      "in Kubernetes set procMount: Unmasked)");
+	for (size_t i = 0; i < ARRAY_SIZE(proc_ro); i++) {
+		char path[64];
+		snprintf(path, sizeof path, "proc/%s", proc_ro[i]);
+		_cleanup_close_ int tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+						     AT_RECURSIVE);
+		if (tree < 0) {
+			if (errno == ENOENT)
+				continue;
+			return bc_error_errno(err, errno, "clone /%s", path);
+		}
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					   MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+		if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0 ||
+		    move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return bc_error_errno(err, errno, "make /%s read-only", path);
+	}
+	return 0;
+}
+
+/* Create dir (relative) owned by the sandbox user, refusing a symlink. */
+static int ensure_user_dir(const char *dir, const struct bc_rootfs *r, struct bc_error *err)
+{
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return bc_error_errno(err, errno, "mkdir /%s", dir);
+	struct stat st;
+	if (lstat(dir, &st) < 0)
+		return bc_error_errno(err, errno, "stat /%s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return bc_error_set(err, ENOTDIR, "/%s is not a directory (a symlink is refused)", dir);
+	if (st.st_uid != r->uid && lchown(dir, r->uid, r->gid) < 0)
+		return bc_error_errno(err, errno, "chown /%s", dir);
+	return 0;
+}
+
+int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
+{
+	const struct bc_policy *p = r->policy;
+	int ret;
+
+	/* Nothing we mount may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return bc_error_errno(err, errno, "make / private");
+	/* Stage the new root on tmpfs over /tmp: our mount namespace is private,
+	 * and every bind source is reopened by path below, before any of them
+	 * could be hidden (profiles under /tmp stay reachable because the
+	 * staging tmpfs hides /tmp only after the sources are open). */
+	_cleanup_free_ struct bc_bind *sorted = malloc((r->n_binds + 1) * sizeof *sorted);
+	if (!sorted)
+		return bc_error_set(err, ENOMEM, "out of memory");
+	memcpy(sorted, r->binds, r->n_binds * sizeof *sorted);
+	qsort(sorted, r->n_binds, sizeof *sorted, bind_cmp);
+
+	/* Reopen sources now, in this namespace, while /tmp is still the host's. */
+	_cleanup_free_ int *fds = calloc(r->n_binds + 1, sizeof *fds);
+	if (!fds)
+		return bc_error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->n_binds; i++) {
+		fds[i] = -1;
+		if (sorted[i].kind == BC_LINK)
+			continue;
+		fds[i] = open_path(sorted[i].src, sorted[i].kind == BC_BIND_RW);
+		if (fds[i] < 0) {
+			ret = bc_error_errno(err, -fds[i], "reopen %s", sorted[i].src);
+			goto out;
+		}
+	}
+
+	if ((ret = mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")) < 0) {
+		ret = bc_error_errno(err, -ret, "mount the staging tmpfs");
+		goto out;
+	}
+	if (chdir("/tmp") < 0) {
+		ret = bc_error_errno(err, errno, "chdir to the new root");
+		goto out;
+	}
+	static const char *const dirs[] = { "usr", "etc", "proc", "dev", "tmp", "home",
+					    BC_SANDBOX_HOME + 1, "run", "var", "var/cache" };
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST) {
+			ret = bc_error_errno(err, errno, "mkdir /%s", dirs[i]);
+			goto out;
+		}
+	if ((ret = make_link("/tmp", "var/tmp")) < 0) {
+		ret = bc_error_errno(err, -ret, "symlink /var/tmp");
+		goto out;
+	}
+	if ((ret = build_proc(err)) < 0 || (ret = build_dev(r, err)) < 0)
+		goto out;
+	if ((ret = mount_tmpfs("tmp", MS_NOSUID | MS_NODEV, "mode=1777,size=%llu",
+			       (unsigned long long)(p->tmp_size ? p->tmp_size : 256 << 20))) < 0) {
+		ret = bc_error_errno(err, -ret, "mount tmpfs on /tmp");
+		goto out;
+	}
+	if ((ret = mount_tmpfs(BC_SANDBOX_HOME + 1, MS_NOSUID | MS_NODEV, "mode=0700,uid=%u,gid=%u,size=%llu",
+			       (unsigned)r->uid, (unsigned)r->gid,
+			       (unsigned long long)(p->tmp_size ? p->tmp_size : 256 << 20))) < 0) {
+		ret = bc_error_errno(err, -ret, "mount tmpfs on " BC_SANDBOX_HOME);
+		goto out;
+	}
+	for (size_t i = 0; i < r->n_binds; i++)
+		if ((ret = bind_one(&sorted[i], fds[i], err)) < 0)
+			goto out;
+	if (r->profile_ephemeral && (ret = ensure_user_dir(rel(r->profile), r, err)) < 0)
+		goto out;
+	if (r->downloads && (ret = ensure_user_dir(rel(r->downloads), r, err)) < 0)
+		goto out;
+	if ((ret = build_etc(r, err)) < 0)
+		goto out;
+
+	/* Enter the new root; the old one is detached, never chrooted over. */
+	if (syscall(SYS_pivot_root, ".", ".") < 0) {
+		ret = bc_error_errno(err, errno, "pivot_root");
+		goto out;
+	}
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
+		ret = bc_error_errno(err, errno, "detach the old root");
+		goto out;
+	}
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	if (mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0) {
+		ret = bc_error_errno(err, errno, "make / read-only");
+		goto out;
+	}
+	ret = 0;
+out:
+	for (size_t i = 0; i < r->n_binds; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return ret;
+}
+
+/* ---- verification -------------------------------------------------------- */
+
+struct mnt {
+	char *point;
+	bool ro;
+};
+
+/* Decode the octal escapes mountinfo uses for spaces and the like. */
+static void unescape(char *s)
+{
+	char *o = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else
+			*o++ = *s;
+	}
+	*o = '\0';
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+int bc_rootfs_verify(const struct bc_rootfs *r, struct bc_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int ret = bc_read_file("/proc/self/mountinfo", &text, NULL, 1 << 20);
+	if (ret < 0)
+		return bc_error_errno(err, -ret, "read /proc/self/mountinfo");
+
+	struct { const char *point; bool ro; bool rec; bool seen; } want[64 + 16];
+	size_t nw = 0;
+	static const char *const fixed[] = { "/", "/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp",
+					     BC_SANDBOX_HOME };
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
+		want[nw++] = (typeof(want[0])){ fixed[i], i == 0, false, false };
+	want[0].ro = true;
+	char proc_paths[ARRAY_SIZE(proc_ro)][32];
+	for (size_t i = 0; i < ARRAY_SIZE(proc_ro); i++) {
+		snprintf(proc_paths[i], sizeof proc_paths[i], "/proc/%s", proc_ro[i]);
+		if (access(proc_paths[i], F_OK) == 0)
+			want[nw++] = (typeof(want[0])){ proc_paths[i], true, true, false };
+	}
+	for (size_t i = 0; i < r->n_binds; i++) {
+		if (r->binds[i].kind == BC_LINK)
+			continue;
+		if (nw >= ARRAY_SIZE(want))
+			return bc_error_set(err, E2BIG, "too many mounts to verify");
+		want[nw++] = (typeof(want[0])){ r->binds[i].dest, r->binds[i].kind == BC_BIND_RO,
+						r->binds[i].kind != BC_BIND_DEV, false };
+	}
+
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* id parent major:minor root mountpoint options ... */
+		char *f[6] = {0};
+		char *s2 = NULL, *tok = strtok_r(line, " ", &s2);
+		for (int i = 0; i < 6 && tok; i++, tok = strtok_r(NULL, " ", &s2))
+			f[i] = tok;
+		if (!f[5])
+			return bc_error_set(err, EINVAL, "malformed mountinfo line");
+		unescape(f[4]);
+		bool ro = strncmp(f[5], "ro", 2) == 0 && (f[5][2] == ',' || f[5][2] == '\0');
+		bool known = false;
+		for (size_t i = 0; i < nw; i++) {
+			if (strcmp(want[i].point, f[4]) == 0) {
+				if (want[i].ro && !ro)
+					return bc_error_set(err, EPERM, "mount %s is writable, expected read-only", f[4]);
+				want[i].seen = known = true;
+				break;
+			}
+			/* Submounts of a recursive read-only bind come along with it. */
+			if (want[i].rec && want[i].ro && under(f[4], want[i].point)) {
+				if (!ro)
+					return bc_error_set(err, EPERM, "mount %s is writable, expected read-only", f[4]);
+				known = true;
+				break;
+			}
+		}
+		if (!known)
+			return bc_error_set(err, EPERM, "unexpected mount %s in the sandbox", f[4]);
+	}
+	for (size_t i = 0; i < nw; i++)
+		if (!want[i].seen)
+			return bc_error_set(err, ENOENT, "expected mount %s is missing", want[i].point);
+	return 0;
+}

@@ -1,1 +1,64 @@
-/* mount.h: placeholder, filled in by its module's work. */
+/* mount.h: the sandbox's root filesystem.
+ *
+ * Sources are opened in the supervisor before any namespace exists (so a
+ * path swapped later cannot redirect a bind, and sources under /tmp stay
+ * reachable after the staging tmpfs hides it); the child then builds a
+ * tmpfs root from them, pivots into it and verifies the result. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "policy.h"
+#include "util.h"
+
+enum bc_bind_kind {
+	BC_BIND_RO,        /* read-only bind of a host path, recursive */
+	BC_BIND_RW,        /* the profile directory */
+	BC_BIND_DEV,       /* a device node from the host's /dev */
+	BC_LINK,           /* a symlink recreated inside (e.g. /bin -> usr/bin) */
+};
+
+/* One entry of the layout. For binds, fd pins the source the supervisor
+ * checked; the child reopens src in its own mount namespace (a bind source
+ * must live there) and refuses if it is no longer the same inode. */
+struct bc_bind {
+	char *dest;                /* absolute path inside the sandbox */
+	char *src;                 /* host path, or the link target for BC_LINK */
+	int fd;                    /* O_PATH fd of the source, -1 for links */
+	enum bc_bind_kind kind;
+	bool is_dir;
+};
+
+struct bc_rootfs {
+	const struct bc_policy *policy;
+	uid_t uid;                 /* sandbox user inside */
+	gid_t gid;
+	struct bc_bind *binds;
+	size_t n_binds;
+	char *profile;             /* profile path inside */
+	char *downloads;           /* downloads path inside, NULL if disabled */
+	bool profile_ephemeral;
+};
+
+#define BC_SANDBOX_HOME "/home/sandbox"
+
+/* Supervisor, step 1: decide the layout and open every source.
+ * profile_dir/profile_fd: the assigned profile (fd from bc_profile_open,
+ * ownership moves to r) or NULL/-1 for an ephemeral one. */
+int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid, gid_t gid,
+		      const char *profile_dir, int profile_fd, struct bc_error *err);
+
+/* Child, step 5: build the root on tmpfs and pivot_root into it. Needs
+ * CAP_SYS_ADMIN in the user namespace owning the current mount namespace.
+ * On return the cwd is the new "/". */
+int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err);
+
+/* Child, step 6: the mount table holds exactly what was built, with the
+ * expected read-only flags. */
+int bc_rootfs_verify(const struct bc_rootfs *r, struct bc_error *err);
+
+/* The fds to keep open in the child until bc_rootfs_build is done. */
+bool bc_rootfs_owns_fd(const struct bc_rootfs *r, int fd);
+void bc_rootfs_close_fds(struct bc_rootfs *r);
+void bc_rootfs_free(struct bc_rootfs *r);

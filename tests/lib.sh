@@ -1,0 +1,100 @@
+# tests/lib.sh: shared helpers for the shell tests (TAP on stdout).
+#
+# A test that needs something this machine lacks skips with the reason;
+# under CI (CI=true) a skip is a failure, so CI cannot go green by skipping.
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+BC="$top_builddir/browsercage"
+PROBE="$top_builddir/tests/helpers/probe"
+_tap_n=0
+_tap_failed=0
+
+ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+fail() { _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1)); echo "not ok $_tap_n - $*"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+
+# check DESCRIPTION CMD...: pass when CMD succeeds.
+check() {
+	local what=$1; shift
+	if "$@"; then ok "$what"; else fail "$what"; fi
+}
+
+# skip_all REASON: nothing here can run on this machine.
+skip_all() {
+	if [ "${CI:-}" = true ]; then
+		echo "1..1"
+		echo "not ok 1 - required in CI but skipped: $*"
+		exit 1
+	fi
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+done_testing() {
+	echo "1..$_tap_n"
+	[ "$_tap_failed" -eq 0 ]
+}
+
+need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root (run make check as root)"; }
+
+# A scratch directory every user can read, removed at exit.
+make_scratch() {
+	SCRATCH=$(mktemp -d /tmp/bctest.XXXXXX)
+	chmod 755 "$SCRATCH"
+	trap cleanup EXIT
+}
+
+_cleanups=()
+on_exit() { _cleanups+=("$*"); }
+cleanup() {
+	local i
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
+	[ -n "${SCRATCH:-}" ] && rm -rf "$SCRATCH"
+}
+
+# An unprivileged user created for this test run; removed at exit.
+make_test_user() {
+	TEST_USER=bct$$
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER" >/dev/null 2>&1 ||
+		skip_all "cannot create a test user (useradd)"
+	on_exit "userdel $TEST_USER >/dev/null 2>&1"
+	TEST_UID=$(id -u "$TEST_USER")
+	TEST_GID=$(id -g "$TEST_USER")
+}
+
+# as USER CMD...: run CMD as USER (root: as is), keeping the environment
+# the tests need.
+as() {
+	local who=$1; shift
+	if [ "$who" = root ]; then "$@"; else
+		setpriv --reuid="$who" --regid="$who" --init-groups --reset-env -- env \
+			top_srcdir="$top_srcdir" top_builddir="$top_builddir" PATH=/usr/bin:/bin "$@"
+	fi
+}
+
+# write_policy FILE [extra INI lines...]: an offline policy with the probe
+# visible, plus extra keys appended to the sections given in the lines.
+write_policy() {
+	local file=$1; shift
+	{
+		echo "[policy]"
+		echo "name = test"
+		echo "[sandbox]"
+		echo "[filesystem]"
+		echo "ro_bind = $top_builddir/tests/helpers"
+		echo "[network]"
+		echo "mode = none"
+		echo "[limits]"
+		echo "required = no"
+		echo "[session]"
+		echo "ttl = 5m"
+	} >"$file"
+	local line
+	for line in "$@"; do
+		# "section.key = value" lines go under their section.
+		local sec=${line%%.*} rest=${line#*.}
+		sed -i "/^\[$sec\]\$/a $rest" "$file"
+	done
+	chmod 644 "$file"
+}
