@@ -1,0 +1,173 @@
+/* test-cgroup.c: the pure parts of cgroup.c (layout detection from
+ * /proc/self/cgroup and mountinfo, parent paths, cpu.max, memory rounding)
+ * with fixture texts from a v1 host, a v2-only host and containers. */
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "../tap.h"
+
+/* This VM: v1 controllers, an empty cgroup2 at /sys/fs/cgroup/unified. */
+static const char v1_cgroup[] =
+	"9:name=systemd:/\n8:pids:/\n7:blkio:/\n6:freezer:/\n5:devices:/\n"
+	"4:memory:/process_api/078a\n3:cpuset:/\n2:cpuacct:/\n1:cpu:/user/42\n0::/\n";
+static const char v1_mountinfo[] =
+	"22 1 253:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+	"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+	"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+	"33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+	"34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+	"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+	"37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer\n"
+	"39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+	"40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+	"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+/* A production node: cgroup2 only, launcher in a delegated user scope. */
+static const char v2_cgroup[] =
+	"0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
+static const char v2_mountinfo[] =
+	"22 1 253:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+	"30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 "
+	"rw,nsdelegate,memory_recursiveprot\n";
+
+/* A container with cpu,cpuacct co-mounted, a mount root below the
+ * hierarchy root, and a mountpoint with an escaped space. */
+static const char ct_cgroup[] =
+	"5:cpu,cpuacct:/docker/abc/job\n4:memory:/docker/abc\n3:pids:/docker/abc\n0::/\n";
+static const char ct_mountinfo[] =
+	"50 40 0:40 /docker/abc /sys/fs/cgroup/cpu,cpuacct ro,nosuid - cgroup cgroup rw,cpu,cpuacct\n"
+	"51 40 0:41 /docker/abc /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n"
+	"52 40 0:42 / /my\\040cg/pids rw shared:3 master:1 - cgroup cgroup rw,pids\n";
+
+/* A v2 host as seen from inside a cgroup namespace and a v2 mount. */
+static const char ns_cgroup[] = "0::/\n";
+static const char ns_mountinfo[] =
+	"700 600 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n";
+
+static void test_v1(void)
+{
+	struct bc_cgroup_layout l;
+	is_int(bc_cgroup_layout_parse(&l, v1_cgroup, v1_mountinfo), 0, "v1 host parses");
+	is_int(l.version, 1, "v1 host: memory on a v1 hierarchy means v1");
+	is_str(l.mount[BC_CG_MEMORY], "/sys/fs/cgroup/memory", "v1 memory mount");
+	is_str(l.self[BC_CG_MEMORY], "/process_api/078a", "v1 memory self");
+	is_str(l.mount[BC_CG_PIDS], "/sys/fs/cgroup/pids", "v1 pids mount");
+	is_str(l.mount[BC_CG_CPU], "/sys/fs/cgroup/cpu", "cpu mount is not cpuacct's or cpuset's");
+	is_str(l.mount[BC_CG_CPUACCT], "/sys/fs/cgroup/cpuacct", "cpuacct mount");
+	is_str(l.mount[BC_CG_FREEZER], "/sys/fs/cgroup/freezer", "freezer mount");
+	ok(l.mount[BC_CG_UNIFIED] == NULL, "v1: the empty cgroup2 mount is ignored");
+
+	char *p = bc_cgroup_parent_path(&l, BC_CG_MEMORY, NULL);
+	is_str(p, "/sys/fs/cgroup/memory/process_api/078a/browsercage", "default parent below own cgroup");
+	free(p);
+	p = bc_cgroup_parent_path(&l, BC_CG_PIDS, NULL);
+	is_str(p, "/sys/fs/cgroup/pids/browsercage", "default parent at the root has one slash");
+	free(p);
+	p = bc_cgroup_parent_path(&l, BC_CG_CPU, "/deleg/x/");
+	is_str(p, "/sys/fs/cgroup/cpu/deleg/x", "explicit parent is relative to the hierarchy root");
+	free(p);
+	ok(bc_cgroup_parent_path(&l, BC_CG_UNIFIED, NULL) == NULL, "no path for an absent hierarchy");
+	bc_cgroup_layout_free(&l);
+}
+
+static void test_v2(void)
+{
+	struct bc_cgroup_layout l;
+	is_int(bc_cgroup_layout_parse(&l, v2_cgroup, v2_mountinfo), 0, "v2 host parses");
+	is_int(l.version, 2, "v2-only host is v2");
+	is_str(l.mount[BC_CG_UNIFIED], "/sys/fs/cgroup", "v2 mount");
+	is_str(l.self[BC_CG_UNIFIED], "/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope",
+	       "v2 self");
+	for (int h = BC_CG_MEMORY; h < BC_CG_NHIER; h++)
+		ok(l.mount[h] == NULL, "v2: no v1 hierarchy %d", h);
+	char *p = bc_cgroup_parent_path(&l, BC_CG_UNIFIED, NULL);
+	is_str(p, "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope/browsercage",
+	       "v2 default parent below the delegated scope");
+	free(p);
+	bc_cgroup_layout_free(&l);
+
+	/* A launcher that already moved itself into its leaf. */
+	is_int(bc_cgroup_layout_parse(&l, "0::/svc/browsercage-launcher\n", v2_mountinfo), 0, "leaf parses");
+	p = bc_cgroup_parent_path(&l, BC_CG_UNIFIED, NULL);
+	is_str(p, "/sys/fs/cgroup/svc/browsercage", "the launcher leaf means the cgroup above it");
+	free(p);
+	bc_cgroup_layout_free(&l);
+
+	is_int(bc_cgroup_layout_parse(&l, ns_cgroup, ns_mountinfo), 0, "cgroupns view parses");
+	p = bc_cgroup_parent_path(&l, BC_CG_UNIFIED, NULL);
+	is_str(p, "/sys/fs/cgroup/browsercage", "cgroupns root: parent right below the mount");
+	free(p);
+	bc_cgroup_layout_free(&l);
+}
+
+static void test_container(void)
+{
+	struct bc_cgroup_layout l;
+	is_int(bc_cgroup_layout_parse(&l, ct_cgroup, ct_mountinfo), 0, "container parses");
+	is_int(l.version, 1, "container is v1");
+	is_str(l.mount[BC_CG_CPU], "/sys/fs/cgroup/cpu,cpuacct", "co-mounted cpu");
+	is_str(l.mount[BC_CG_CPUACCT], "/sys/fs/cgroup/cpu,cpuacct", "co-mounted cpuacct, same mount");
+	is_str(l.self[BC_CG_CPU], "/job", "mount root stripped from self");
+	is_str(l.self[BC_CG_MEMORY], "/", "self equal to the mount root is /");
+	is_str(l.mount[BC_CG_PIDS], "/my cg/pids", "octal escape in the mountpoint decoded");
+	is_str(l.self[BC_CG_PIDS], "/docker/abc", "mount root / keeps self");
+	ok(l.mount[BC_CG_FREEZER] == NULL, "no freezer mounted");
+	bc_cgroup_layout_free(&l);
+}
+
+static void test_none(void)
+{
+	struct bc_cgroup_layout l;
+	/* memory listed but not mounted, and no cgroup2: nothing usable. */
+	is_int(bc_cgroup_layout_parse(&l, "4:memory:/\n", "1 0 0:1 / / rw - ext4 x rw\n"), -ENOENT,
+	       "no memory hierarchy mounted: -ENOENT");
+	is_int(l.version, 0, "version 0");
+	bc_cgroup_layout_free(&l);
+	is_int(bc_cgroup_layout_parse(&l, "garbage\n::\n", "garbage\n- - -\n"), -ENOENT, "garbage: -ENOENT");
+	bc_cgroup_layout_free(&l);
+}
+
+static void test_cpu_max(void)
+{
+	char buf[64];
+	int64_t q;
+	uint64_t per;
+	is_int(bc_cgroup_cpu_max(0, buf, sizeof buf, &q, &per), 0, "cpu 0");
+	is_str(buf, "max 100000", "no cpu limit is max");
+	is_int(q, -1, "v1 quota -1 for none");
+	bc_cgroup_cpu_max(500, buf, sizeof buf, &q, &per);
+	is_str(buf, "50000 100000", "cpu 0.5");
+	bc_cgroup_cpu_max(1500, buf, sizeof buf, &q, &per);
+	is_str(buf, "150000 100000", "cpu 1.5");
+	is_int(q, 150000, "v1 quota for 1.5");
+	is_int(per, 100000, "v1 period");
+	bc_cgroup_cpu_max(5, buf, sizeof buf, &q, &per);
+	is_str(buf, "5000 1000000", "cpu 0.005 stretches the period past the 1 ms quota floor");
+	bc_cgroup_cpu_max(1, buf, sizeof buf, &q, &per);
+	is_str(buf, "1000 1000000", "cpu 0.001 at the floor");
+	char small[4];
+	ok(bc_cgroup_cpu_max(500, small, sizeof small, &q, &per) < 0, "short buffer refused");
+}
+
+static void test_memory(void)
+{
+	ok(bc_cgroup_memory_matches(64 << 20, 64 << 20, 4096), "exact");
+	ok(bc_cgroup_memory_matches(10000, 8192, 4096), "rounded down to pages");
+	ok(!bc_cgroup_memory_matches(10000, 12288, 4096), "rounded up is a mismatch");
+	ok(!bc_cgroup_memory_matches(64 << 20, UINT64_MAX, 4096), "max is a mismatch");
+	ok(!bc_cgroup_memory_matches(64 << 20, 9223372036854771712ull, 4096), "v1 unlimited is a mismatch");
+}
+
+int main(void)
+{
+	test_v1();
+	test_v2();
+	test_container();
+	test_none();
+	test_cpu_max();
+	test_memory();
+	return tap_done();
+}
