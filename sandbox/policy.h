@@ -121,7 +121,21 @@ int bc_parse_bool(const char *s, bool *out);              /* yes/no/true/false/o
 int bc_parse_cidr(const char *s, struct bc_cidr *out);    /* 10.0.0.0/8, ::1, fd00::/8 */
 int bc_parse_time(const char *s, int64_t *out);           /* 2026-12-01T00:00:00Z */
 int bc_format_cidr(const struct bc_cidr *c, char *buf, size_t len);
+/* Formatters that bc_parse_* read back exactly; 0 or -ENOSPC/-EINVAL.
+ * bc_format_cidr omits the prefix length of a single host (32 or 128). */
+int bc_format_size(uint64_t v, char *buf, size_t len);         /* 2G, 1536K, 100 */
+int bc_format_duration(uint64_t v, char *buf, size_t len);     /* 15m, 2h, 90s, 0 */
+int bc_format_time(int64_t t, char *buf, size_t len);          /* 2026-12-01T00:00:00Z */
 /* Does prefix a contain all of b? */
 bool bc_cidr_contains(const struct bc_cidr *a, const struct bc_cidr *b);
 /* Do a and b share any address? */
 bool bc_cidr_overlaps(const struct bc_cidr *a, const struct bc_cidr *b);
+
+/* The cloud metadata endpoints (one address each, prefix 32 or 128). No
+ * policy can open them: a CIDR inside one is refused, a wider CIDR gets a
+ * warning and the firewall keeps them blocked. */
+extern const struct bc_cidr bc_metadata_cidrs[];
+extern const size_t bc_n_metadata_cidrs;
+
+/* Largest policy file bc_policy_load reads. */
+#define BC_POLICY_MAX_SIZE (1024 * 1024)
