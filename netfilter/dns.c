@@ -630,6 +630,8 @@ int bc_dns_filter_answer(const struct bc_policy *p, const struct bc_dns_msg *que
 		    !bc_dns_name_equal(&rr->name, cur))
 			continue;
 		if (rr->type == BC_DNS_TYPE_A || rr->type == BC_DNS_TYPE_AAAA) {
+			if (rr->class != BC_DNS_CLASS_IN)
+				continue;          /* no address decoded: never pin one */
 			struct bc_dns_addr ad = {
 				.family = rr->type == BC_DNS_TYPE_A ? AF_INET : AF_INET6,
 				.ttl = rr->ttl > 0x7fffffff ? 0 : rr->ttl,

@@ -189,6 +189,17 @@ static void test_parse_hostile(void)
 	p_u16(&p, 0xc000 | 16); p_u16(&p, 1); p_u16(&p, 1); p_name(&p, "a");
 	is_int(bc_dns_parse(p.b, p.n, &m), -EBADMSG, "forward pointer rejected");
 
+	/* an otherwise valid message whose question points forward, into the
+	 * rdata of an opaque record that follows */
+	p_header(&p, 1, 0x8000, 1, 1, 0, 0);
+	p_u16(&p, 0xc000 | 29); p_u16(&p, 1); p_u16(&p, 1);
+	p_rr_head(&p, "", 99, 1, 3); p_name(&p, "a");
+	is_int(bc_dns_parse(p.b, p.n, &m), -EBADMSG, "forward pointer into later rdata rejected");
+	p_header(&p, 1, 0x8000, 1, 1, 0, 0);
+	p_name(&p, "a"); p_u16(&p, 1); p_u16(&p, 1);
+	p_rr_head(&p, "@12", 99, 1, 3); p_name(&p, "a");
+	is_int(bc_dns_parse(p.b, p.n, &m), 0, "  (the same records pointing backwards parse)");
+
 	/* a run at 12 "a" then pointer back to 12: pointer inside its own run */
 	p_header(&p, 1, 0, 1, 0, 0, 0);
 	p_u8(&p, 1); p_u8(&p, 'a'); p_u16(&p, 0xc000 | 12); p_u16(&p, 1); p_u16(&p, 1);
@@ -580,6 +591,17 @@ static void test_filter(void)
 	n = bc_dns_filter_answer(&pol, &qd.msg, a.b, a.n, deny_private, &calls, &res, out, sizeof out);
 	ok(n > 0 && res.rcode == BC_DNS_RCODE_SERVFAIL && res.n_addrs == 0,
 	   "unknown RCODE becomes SERVFAIL without records");
+
+	/* a query of another class never yields an address (none is decoded) */
+	p_header(&q, 81, 0x0100, 1, 0, 0, 0);
+	p_name(&q, "example.com"); p_u16(&q, BC_DNS_TYPE_A); p_u16(&q, 3);
+	static struct bc_dns_msg chq;
+	ok(bc_dns_parse(q.b, q.n, &chq) == 0, "class CH query parsed");
+	p_header(&a, 81, 0x8180, 1, 1, 0, 0);
+	p_name(&a, "example.com"); p_u16(&a, BC_DNS_TYPE_A); p_u16(&a, 3);
+	p_u16(&a, 0xc00c); p_u16(&a, BC_DNS_TYPE_A); p_u16(&a, 3); p_u32(&a, 60); p_u16(&a, 4); p_u32(&a, 0x0a000001);
+	n = bc_dns_filter_answer(&pol, &chq, a.b, a.n, deny_private, &calls, &res, out, sizeof out);
+	ok(n > 0 && res.n_addrs == 0 && res.n_dropped == 0, "class CH A record: nothing pinned");
 
 	/* an EDNS query gets our OPT back, not the upstream's */
 	p_header(&q, 80, 0x0100, 1, 0, 0, 1);
