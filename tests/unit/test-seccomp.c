@@ -116,14 +116,14 @@ static const char *probe_path(void)
 }
 
 static bool userns_works;
+static struct bc_policy default_policy;
 
 /* The filter as built for a default policy, set up for this process. */
 static int load_filter(void)
 {
 	struct bc_error err = { 0 };
-	struct bc_policy pol = { 0 };   /* the filter does not read the policy yet */
 	_cleanup_(bc_seccomp_freep) scmp_filter_ctx ctx = NULL;
-	int r = bc_seccomp_build(&pol, &ctx, &err);
+	int r = bc_seccomp_build(&default_policy, &ctx, &err);
 	check(r == 0, "bc_seccomp_build: %s", r == 0 ? "ok" : err.msg);
 	if (r < 0)
 		return r;
@@ -215,11 +215,10 @@ static int run_probe_filtered(char *const argv[], char *out, size_t outlen)
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct bc_error err = { 0 };
-		struct bc_policy pol = { 0 };
 		scmp_filter_ctx ctx = NULL;
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		if (bc_seccomp_build(&pol, &ctx, &err) < 0 || bc_set_no_new_privs(&err) < 0 ||
+		if (bc_seccomp_build(&default_policy, &ctx, &err) < 0 || bc_set_no_new_privs(&err) < 0 ||
 		    bc_seccomp_load(ctx, &err) < 0) {
 			printf("setup failed: %s\n", err.msg);
 			_exit(99);
@@ -313,10 +312,9 @@ static int child_caps(void)
 	check(r == -EPERM && strstr(err.msg, "Seccomp is 0"),
 	      "bc_verify_hardened(seccomp) refuses before the load: %s", err.msg);
 
-	struct bc_policy pol = { 0 };
 	_cleanup_(bc_seccomp_freep) scmp_filter_ctx ctx = NULL;
 	err = (struct bc_error){ 0 };
-	r = bc_seccomp_build(&pol, &ctx, &err);
+	r = bc_seccomp_build(&default_policy, &ctx, &err);
 	if (r == 0)
 		r = bc_seccomp_load(ctx, &err);
 	check(r == 0, "unprivileged seccomp load after the drop: %s", r == 0 ? "ok" : err.msg);
@@ -355,6 +353,8 @@ static void skip_or_fail(const char *why)
 
 int main(void)
 {
+	if (!ok(bc_policy_init(&default_policy) == 0, "default policy"))
+		return tap_done();
 	int st = wait_fn(do_unshare_user);
 	userns_works = st == 0;
 	if (!userns_works)
@@ -395,5 +395,6 @@ int main(void)
 	else
 		skip_or_fail("caps drop needs unshare(CLONE_NEWUSER)");
 
+	bc_policy_free(&default_policy);
 	return tap_done();
 }
