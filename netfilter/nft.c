@@ -1,1 +1,552 @@
-/* nft.c: placeholder, filled in by its module's work. */
+/* nft.c: send the egress batch, read every ACK, read the table back, and
+ * update the allow sets. The bytes come from ruleset.c; this file only
+ * talks to the kernel. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/udata.h>
+
+#include "nft.h"
+
+#define RECV_BUF (64 * 1024)
+
+int bc_nft_socket_open(void)
+{
+	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	int fd, one = 1;
+
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int e = errno;
+		mnl_socket_close(nl);
+		return -e;
+	}
+	/* the caller gets a plain fd: keep a duplicate, drop libmnl's wrapper */
+	fd = fcntl(mnl_socket_get_fd(nl), F_DUPFD_CLOEXEC, 3);
+	int e = errno;
+	mnl_socket_close(nl);
+	if (fd < 0)
+		return -e;
+	/* NACKs carry only the header of the refused message, not its payload */
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	return fd;
+}
+
+static int nl_send(int fd, const void *buf, size_t len)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	int sndbuf = (int)len + 4096;
+
+	/* a batch goes in one sendto, and netlink refuses one larger than SO_SNDBUF */
+	if (len > 128 * 1024)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	ssize_t n = sendto(fd, buf, len, 0, (struct sockaddr *)&kernel, sizeof(kernel));
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EMSGSIZE;
+}
+
+/* Send batch b and read the answer to every message. nfnetlink handles a
+ * batch inside sendto(), so every ACK and NACK is queued before it returns:
+ * read without blocking until the queue is empty (as nft's mnl_batch_talk).
+ * The first NACK is reported, named by the message that caused it. */
+static int nft_talk(int fd, const struct bc_nft_batch *b, struct bc_error *err)
+{
+	_cleanup_free_ char *buf = malloc(RECV_BUF);
+	size_t acks = 0;
+	int ret, nacked = 0;
+
+	if (!buf)
+		return bc_error_errno(err, ENOMEM, "nft: receive buffer");
+	if ((ret = nl_send(fd, b->buf, b->len)) < 0)
+		return bc_error_errno(err, -ret, "nft: sending the batch of %zu messages", b->n_msgs);
+	for (size_t round = 0; round < b->n_msgs + 16; round++) {
+		ssize_t n = recv(fd, buf, RECV_BUF, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0)
+			return bc_error_errno(err, errno, "nft: reading the kernel's answers");
+		int left = (int)n;
+		for (struct nlmsghdr *nlh = (struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left)) {
+			if (nlh->nlmsg_type != NLMSG_ERROR)
+				continue;
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+			acks++;
+			if (e->error == 0)
+				continue;
+			if (!nacked)
+				bc_error_errno(err, -e->error, "nft: kernel refused %s",
+					       bc_nft_batch_what(b, nlh->nlmsg_seq));
+			nacked = -e->error;
+		}
+	}
+	if (nacked)
+		return -nacked;
+	if (acks < b->n_acks)
+		return bc_error_set(err, EPROTO, "nft: the kernel answered %zu of %zu messages",
+				    acks, b->n_acks);
+	return 0;
+}
+
+/* ---- reading back ------------------------------------------------------ */
+
+struct readback {
+	struct { char name[64]; uint32_t hook, policy; } chains[8];
+	size_t n_chains;
+	struct { char chain[64], comment[NFTNL_UDATA_COMMENT_MAXLEN]; } rules[64];
+	size_t n_rules;
+	struct { char name[64]; uint32_t flags, key_type, key_len; } sets[32];
+	size_t n_sets;
+	bool overflow;
+	struct nftnl_set *elems;     /* GETSETELEM target */
+};
+
+static bool ours(const char *table, uint32_t family)
+{
+	return table && strcmp(table, BC_NFT_TABLE) == 0 && family == NFPROTO_INET;
+}
+
+static void copy(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+static int chain_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct readback *rb = data;
+	struct nftnl_chain *c = nftnl_chain_alloc();
+
+	if (!c || nftnl_chain_nlmsg_parse(nlh, c) < 0) {
+		if (c)
+			nftnl_chain_free(c);
+		return MNL_CB_ERROR;
+	}
+	if (ours(nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE), nftnl_chain_get_u32(c, NFTNL_CHAIN_FAMILY))) {
+		if (rb->n_chains < ARRAY_SIZE(rb->chains)) {
+			copy(rb->chains[rb->n_chains].name, sizeof(rb->chains[0].name),
+			     nftnl_chain_get_str(c, NFTNL_CHAIN_NAME));
+			rb->chains[rb->n_chains].hook = nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM);
+			rb->chains[rb->n_chains].policy = nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY);
+			rb->n_chains++;
+		} else {
+			rb->overflow = true;
+		}
+	}
+	nftnl_chain_free(c);
+	return MNL_CB_OK;
+}
+
+static int comment_cb(const struct nftnl_udata *attr, void *data)
+{
+	if (nftnl_udata_type(attr) == NFTNL_UDATA_RULE_COMMENT && nftnl_udata_len(attr) > 0)
+		snprintf(data, NFTNL_UDATA_COMMENT_MAXLEN, "%.*s", (int)nftnl_udata_len(attr) - 1,
+			 (const char *)nftnl_udata_get(attr));
+	return 0;
+}
+
+static int rule_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct readback *rb = data;
+	struct nftnl_rule *r = nftnl_rule_alloc();
+
+	if (!r || nftnl_rule_nlmsg_parse(nlh, r) < 0) {
+		if (r)
+			nftnl_rule_free(r);
+		return MNL_CB_ERROR;
+	}
+	if (ours(nftnl_rule_get_str(r, NFTNL_RULE_TABLE), nftnl_rule_get_u32(r, NFTNL_RULE_FAMILY))) {
+		if (rb->n_rules < ARRAY_SIZE(rb->rules)) {
+			uint32_t len = 0;
+			const void *ud = nftnl_rule_get_data(r, NFTNL_RULE_USERDATA, &len);
+			copy(rb->rules[rb->n_rules].chain, sizeof(rb->rules[0].chain),
+			     nftnl_rule_get_str(r, NFTNL_RULE_CHAIN));
+			rb->rules[rb->n_rules].comment[0] = '\0';
+			if (ud)
+				nftnl_udata_parse(ud, len, comment_cb, rb->rules[rb->n_rules].comment);
+			rb->n_rules++;
+		} else {
+			rb->overflow = true;
+		}
+	}
+	nftnl_rule_free(r);
+	return MNL_CB_OK;
+}
+
+static int set_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct readback *rb = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+
+	if (!s || nftnl_set_nlmsg_parse(nlh, s) < 0) {
+		if (s)
+			nftnl_set_free(s);
+		return MNL_CB_ERROR;
+	}
+	uint32_t flags = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
+	if (ours(nftnl_set_get_str(s, NFTNL_SET_TABLE), nftnl_set_get_u32(s, NFTNL_SET_FAMILY)) &&
+	    !(flags & NFT_SET_ANONYMOUS)) {
+		if (rb->n_sets < ARRAY_SIZE(rb->sets)) {
+			copy(rb->sets[rb->n_sets].name, sizeof(rb->sets[0].name),
+			     nftnl_set_get_str(s, NFTNL_SET_NAME));
+			rb->sets[rb->n_sets].flags = flags;
+			rb->sets[rb->n_sets].key_type = nftnl_set_get_u32(s, NFTNL_SET_KEY_TYPE);
+			rb->sets[rb->n_sets].key_len = nftnl_set_get_u32(s, NFTNL_SET_KEY_LEN);
+			rb->n_sets++;
+		} else {
+			rb->overflow = true;
+		}
+	}
+	nftnl_set_free(s);
+	return MNL_CB_OK;
+}
+
+static int elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct readback *rb = data;
+	return nftnl_set_elems_nlmsg_parse(nlh, rb->elems) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
+}
+
+/* Send one dump request and run cb on every answer until NLMSG_DONE. */
+static int nl_dump(int fd, uint16_t type, const struct nftnl_set *elems_of, mnl_cb_t cb,
+		   struct readback *rb)
+{
+	_cleanup_free_ char *buf = calloc(1, RECV_BUF);
+	uint32_t seq = (uint32_t)time(NULL);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET,
+						     NLM_F_DUMP | NLM_F_ACK, seq);
+	if (elems_of)
+		nftnl_set_elems_nlmsg_build_payload(nlh, (struct nftnl_set *)elems_of);
+	if ((ret = nl_send(fd, buf, nlh->nlmsg_len)) < 0)
+		return ret;
+	for (int round = 0; round < 100000; round++) {
+		ssize_t n = recv(fd, buf, RECV_BUF, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, (size_t)n, seq, 0, cb, rb);
+		if (ret < 0)
+			return -errno;
+		if (ret == MNL_CB_STOP)
+			return 0;
+	}
+	return -EPROTO;
+}
+
+struct kelem {
+	uint8_t key[16];
+	uint32_t flags;
+};
+
+static int kelem_cmp(const void *a, const void *b)
+{
+	const struct kelem *x = a, *y = b;
+	int c = memcmp(x->key, y->key, sizeof(x->key));
+	return c ? c : (x->flags > y->flags) - (x->flags < y->flags);
+}
+
+struct kelems {
+	struct kelem *v;
+	size_t n, max;
+};
+
+static int kelem_collect(struct nftnl_set_elem *e, void *data)
+{
+	struct kelems *k = data;
+	uint32_t len = 0;
+	const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+
+	if (k->n < k->max) {
+		memset(&k->v[k->n], 0, sizeof(k->v[0]));
+		if (key)
+			memcpy(k->v[k->n].key, key, len < 16 ? len : 16);
+		k->v[k->n].flags = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS)
+			? nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) & NFT_SET_ELEM_INTERVAL_END : 0;
+	}
+	k->n++;
+	return 0;
+}
+
+/* Compare the kernel's elements of set s with those the batch sent. */
+static int verify_elems(int fd, const struct bc_rs_set *s, struct readback *rb,
+			struct bc_error *err)
+{
+	size_t want_n = bc_rs_set_elements(s, NULL, NULL, 0);
+	_cleanup_free_ struct kelem *want = calloc(want_n + 1, sizeof(*want));
+	_cleanup_free_ struct kelem *got = calloc(want_n + 1, sizeof(*got));
+	_cleanup_free_ uint8_t (*keys)[16] = calloc(want_n + 1, 16);
+	_cleanup_free_ uint32_t *flags = calloc(want_n + 1, sizeof(*flags));
+	struct kelems k = { .v = got, .max = want_n + 1 };
+	int ret;
+
+	if (!want || !got || !keys || !flags || !(rb->elems = nftnl_set_alloc()))
+		return bc_error_errno(err, ENOMEM, "nft: reading back set %s", s->name);
+	nftnl_set_set_str(rb->elems, NFTNL_SET_TABLE, BC_NFT_TABLE);
+	nftnl_set_set_str(rb->elems, NFTNL_SET_NAME, s->name);
+	nftnl_set_set_u32(rb->elems, NFTNL_SET_FAMILY, NFPROTO_INET);
+	ret = nl_dump(fd, NFT_MSG_GETSETELEM, rb->elems, elem_cb, rb);
+	if (ret == 0)
+		nftnl_set_elem_foreach(rb->elems, kelem_collect, &k);
+	nftnl_set_free(rb->elems);
+	rb->elems = NULL;
+	if (ret < 0)
+		return bc_error_errno(err, -ret, "nft: reading back the elements of set %s", s->name);
+	if (k.n != want_n)
+		return bc_error_set(err, EPROTO, "nft: set %s holds %zu elements, expected %zu",
+				    s->name, k.n, want_n);
+	bc_rs_set_elements(s, keys, flags, want_n);
+	for (size_t i = 0; i < want_n; i++) {
+		memcpy(want[i].key, keys[i], 16);
+		want[i].flags = flags[i];
+	}
+	qsort(want, want_n, sizeof(*want), kelem_cmp);
+	qsort(got, want_n, sizeof(*got), kelem_cmp);
+	for (size_t i = 0; i < want_n; i++)
+		if (kelem_cmp(&want[i], &got[i]) != 0)
+			return bc_error_set(err, EPROTO, "nft: set %s: element %zu differs from what was sent",
+					    s->name, i + 1);
+	return 0;
+}
+
+static int verify_fd(int fd, const struct bc_ruleset *rs, struct bc_error *err)
+{
+	_cleanup_free_ struct readback *rb = calloc(1, sizeof(*rb));
+	int ret;
+
+	if (!rb)
+		return bc_error_errno(err, ENOMEM, "nft: reading back");
+	if ((ret = nl_dump(fd, NFT_MSG_GETCHAIN, NULL, chain_cb, rb)) < 0 ||
+	    (ret = nl_dump(fd, NFT_MSG_GETRULE, NULL, rule_cb, rb)) < 0 ||
+	    (ret = nl_dump(fd, NFT_MSG_GETSET, NULL, set_cb, rb)) < 0)
+		return bc_error_errno(err, -ret, "nft: reading back table inet " BC_NFT_TABLE);
+	if (rb->overflow)
+		return bc_error_set(err, EPROTO, "nft: table inet " BC_NFT_TABLE " holds more objects than expected");
+
+	/* chains: exactly ours, with their hooks and policy drop */
+	if (rb->n_chains != ARRAY_SIZE(bc_rs_chains))
+		return bc_error_set(err, EPROTO, "nft: table inet " BC_NFT_TABLE " has %zu chains, expected %zu",
+				    rb->n_chains, ARRAY_SIZE(bc_rs_chains));
+	for (size_t c = 0; c < ARRAY_SIZE(bc_rs_chains); c++) {
+		size_t i;
+		uint32_t hook = c == 0 ? NF_INET_LOCAL_IN : NF_INET_LOCAL_OUT;
+		for (i = 0; i < rb->n_chains; i++)
+			if (strcmp(rb->chains[i].name, bc_rs_chains[c]) == 0)
+				break;
+		if (i == rb->n_chains)
+			return bc_error_set(err, EPROTO, "nft: chain %s is missing", bc_rs_chains[c]);
+		if (rb->chains[i].hook != hook || rb->chains[i].policy != NF_DROP)
+			return bc_error_set(err, EPROTO, "nft: chain %s has the wrong hook or policy",
+					    bc_rs_chains[c]);
+	}
+
+	/* rules: per chain, the same comments in the same order */
+	for (size_t c = 0; c < ARRAY_SIZE(bc_rs_chains); c++) {
+		const char *chain = bc_rs_chains[c];
+		size_t g = 0, w = 0, pos = 0;
+		for (;; pos++) {
+			while (g < rb->n_rules && strcmp(rb->rules[g].chain, chain) != 0)
+				g++;
+			while (w < rs->n_rules && strcmp(rs->rules[w].chain, chain) != 0)
+				w++;
+			if (g == rb->n_rules && w == rs->n_rules)
+				break;
+			if (g == rb->n_rules)
+				return bc_error_set(err, EPROTO, "nft: chain %s: rule %zu \"%s\" is missing",
+						    chain, pos + 1, rs->rules[w].comment);
+			if (w == rs->n_rules)
+				return bc_error_set(err, EPROTO, "nft: chain %s: unexpected rule %zu \"%s\"",
+						    chain, pos + 1, rb->rules[g].comment);
+			if (strcmp(rb->rules[g].comment, rs->rules[w].comment) != 0)
+				return bc_error_set(err, EPROTO, "nft: chain %s: rule %zu is \"%s\", expected \"%s\"",
+						    chain, pos + 1, rb->rules[g].comment, rs->rules[w].comment);
+			g++, w++;
+		}
+	}
+
+	/* named sets: the same names, types and flags, then their elements */
+	if (rb->n_sets != rs->n_sets)
+		return bc_error_set(err, EPROTO, "nft: table inet " BC_NFT_TABLE " has %zu named sets, expected %zu",
+				    rb->n_sets, rs->n_sets);
+	for (size_t i = 0; i < rs->n_sets; i++) {
+		const struct bc_rs_set *s = &rs->sets[i];
+		size_t j;
+		for (j = 0; j < rb->n_sets; j++)
+			if (strcmp(rb->sets[j].name, s->name) == 0)
+				break;
+		if (j == rb->n_sets)
+			return bc_error_set(err, EPROTO, "nft: set %s is missing", s->name);
+		if (rb->sets[j].flags != s->flags || rb->sets[j].key_type != s->key_type ||
+		    rb->sets[j].key_len != s->key_len)
+			return bc_error_set(err, EPROTO, "nft: set %s has the wrong type or flags", s->name);
+		if ((ret = verify_elems(fd, s, rb, err)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int socket_for_verify(struct bc_error *err)
+{
+	struct timeval tv = { .tv_sec = 10 };
+	int fd = bc_nft_socket_open();
+
+	if (fd < 0)
+		return bc_error_errno(err, -fd, "nft: opening a netfilter netlink socket");
+	/* a bound on a dump that never ends, not a deadline on a healthy one */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+int bc_nft_verify(const struct bc_policy *p, struct bc_error *err)
+{
+	struct bc_ruleset rs;
+	int ret;
+
+	if ((ret = bc_ruleset_build(p, &rs)) < 0)
+		return bc_error_errno(err, -ret, "nft: building the ruleset");
+	if (rs.none) {
+		bc_ruleset_free(&rs);
+		return 0;
+	}
+	_cleanup_close_ int fd = socket_for_verify(err);
+	ret = fd < 0 ? fd : verify_fd(fd, &rs, err);
+	bc_ruleset_free(&rs);
+	return ret;
+}
+
+int bc_nft_commit(const struct bc_policy *p, struct bc_error *err)
+{
+	struct bc_ruleset rs;
+	struct bc_nft_batch b;
+	int ret;
+
+	if ((ret = bc_ruleset_build(p, &rs)) < 0)
+		return bc_error_errno(err, -ret, "nft: building the ruleset");
+	if (rs.none) {
+		/* network mode none: the netns keeps only lo, nothing to filter */
+		bc_ruleset_free(&rs);
+		return 0;
+	}
+	if ((ret = bc_ruleset_batch(&rs, (uint32_t)time(NULL), &b)) < 0) {
+		bc_ruleset_free(&rs);
+		return bc_error_errno(err, -ret, "nft: building the batch");
+	}
+	_cleanup_close_ int fd = socket_for_verify(err);
+	ret = fd < 0 ? fd : nft_talk(fd, &b, err);
+	if (ret == 0)
+		ret = verify_fd(fd, &rs, err);
+	bc_nft_batch_free(&b);
+	bc_ruleset_free(&rs);
+	return ret;
+}
+
+/* ---- allow-set updates ------------------------------------------------- */
+
+/* One NEWSETELEM for addr in allow4/allow6 (or DELSETELEM when del). */
+static int batch_elem(struct bc_nft_batch *b, uint16_t type, const char *set, const void *addr,
+		      uint32_t len, uint64_t timeout_ms)
+{
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+
+	if (!s || !e) {
+		if (s)
+			nftnl_set_free(s);
+		if (e)
+			nftnl_set_elem_free(e);
+		return -ENOMEM;
+	}
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, BC_NFT_TABLE);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, set);
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, addr, len);
+	if (timeout_ms)
+		nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, timeout_ms);
+	nftnl_set_elem_add(s, e);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(b->buf + b->len, type, NFPROTO_INET,
+						     (type == NFT_MSG_NEWSETELEM ? NLM_F_CREATE : 0) | NLM_F_ACK,
+						     b->seq0 + (uint32_t)b->n_msgs);
+	nftnl_set_elems_nlmsg_build_payload(nlh, s);
+	nftnl_set_free(s);
+	if (asprintf(&b->what[b->n_msgs], "%s of an element of set %s",
+		     type == NFT_MSG_NEWSETELEM ? "addition" : "removal", set) < 0) {
+		b->what[b->n_msgs] = NULL;
+		return -ENOMEM;
+	}
+	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
+	b->n_msgs++;
+	b->n_acks++;
+	return 0;
+}
+
+int bc_nft_set_add(int nlfd, int family, const void *addr, uint32_t timeout_ms,
+		   struct bc_error *err)
+{
+	const char *set = family == AF_INET ? "allow4" : "allow6";
+	uint32_t len = family == AF_INET ? 4 : 16;
+	char text[INET6_ADDRSTRLEN] = "?";
+	_cleanup_close_ int own = -1;
+	struct bc_nft_batch b = { .seq0 = (uint32_t)time(NULL) };
+	int ret;
+
+	if ((family != AF_INET && family != AF_INET6) || !addr || timeout_ms == 0)
+		return bc_error_set(err, EINVAL, "nft: bad address or zero timeout for the allow set");
+	inet_ntop(family, addr, text, sizeof(text));
+	if (nlfd < 0) {
+		if ((own = bc_nft_socket_open()) < 0)
+			return bc_error_errno(err, -own, "nft: opening a netfilter netlink socket");
+		nlfd = own;
+	}
+	/* at most 5 messages: begin, add, delete, add, end */
+	b.what = calloc(8, sizeof(*b.what));
+	if (!b.what || !(b.buf = calloc(1, 16 * 1024))) {
+		bc_nft_batch_free(&b);
+		return bc_error_errno(err, ENOMEM, "nft: adding %s to set %s", text, set);
+	}
+	b.cap = 16 * 1024;
+	/* Make sure it exists (a no-op if it does), remove it, add it afresh:
+	 * one transaction, so the address is never missing for a packet, and
+	 * the timeout restarts on every kernel, whether or not it updates the
+	 * timeout of an existing element itself. */
+	struct nlmsghdr *nlh = nftnl_batch_begin(b.buf, b.seq0);
+	b.len = NLMSG_ALIGN(nlh->nlmsg_len);
+	b.n_msgs = 1;
+	if ((ret = batch_elem(&b, NFT_MSG_NEWSETELEM, set, addr, len, timeout_ms)) < 0 ||
+	    (ret = batch_elem(&b, NFT_MSG_DELSETELEM, set, addr, len, 0)) < 0 ||
+	    (ret = batch_elem(&b, NFT_MSG_NEWSETELEM, set, addr, len, timeout_ms)) < 0) {
+		bc_nft_batch_free(&b);
+		return bc_error_errno(err, -ret, "nft: adding %s to set %s", text, set);
+	}
+	nlh = nftnl_batch_end(b.buf + b.len, b.seq0 + (uint32_t)b.n_msgs);
+	b.len += NLMSG_ALIGN(nlh->nlmsg_len);
+	b.n_msgs++;
+	ret = nft_talk(nlfd, &b, err);
+	bc_nft_batch_free(&b);
+	if (ret < 0)
+		return bc_error_errno(err, -ret, "nft: adding %s to set %s", text, set);
+	return 0;
+}

@@ -1,1 +1,143 @@
-/* ruleset.h: placeholder, filled in by its module's work. */
+/* ruleset.h: the egress ruleset as data (pure: no sockets, no root).
+ *
+ * One nftables table, `inet browsercage`, installed in the sandbox's own
+ * network namespace (DESIGN.md "Egress"). This module turns a policy into
+ * a model of that table (sets with their static elements, chains, rules),
+ * prints it in `nft list ruleset` syntax, and serialises it into one
+ * nf_tables batch. nft.c sends the batch and checks what the kernel kept.
+ *
+ * Output chain, in order (every rule carries a comment naming it; the
+ * comment is how nft.c finds it again when it reads the table back):
+ *   lo            oif "lo" accept (the sandbox's own resolver lives here)
+ *   established   ct state established,related accept
+ *   ndp           IPv6 neighbour solicitation/advertisement (needed for
+ *                 any IPv6 next hop; carries no connection)
+ *   dns           any other port 53/853, tcp or udp: log, reject
+ *   quic          udp dport 443: log, reject (absent when allow_quic)
+ *   metadata4/6   @metadata4/6: log, reject; no policy key changes them
+ *   private4/6    @deny_private4/6 and not @open_private4/6: log, reject
+ *   allow4/6      @allow4/6 (filled by the DNS filter, with timeouts) on
+ *                 tcp dport @ports; allow4-quic/6-quic add udp 443 when
+ *                 allow_quic and 443 is one of the ports
+ *   static4/6     @static4/6 (the policy's allow_cidrs), same ports
+ *   refused-tcp   meta l4proto tcp: log "bc-refused", reject with tcp reset
+ *   refused       log "bc-refused", reject with icmpx admin-prohibited
+ * Input chain: lo, established, ndp; policy drop on both.
+ * Log actions go to NFLOG group BC_NFT_LOG_GROUP with prefixes "bc-dns",
+ * "bc-quic", "bc-metadata", "bc-private", "bc-refused". */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "policy.h"
+
+#define BC_NFT_TABLE "browsercage"
+#define BC_NFT_LOG_GROUP 1
+
+/* nftables datatypes (nftables' enum datatypes) used as set key types. */
+enum {
+	BC_NFT_TYPE_IPADDR = 7,
+	BC_NFT_TYPE_IP6ADDR = 8,
+	BC_NFT_TYPE_INET_PROTO = 12,
+	BC_NFT_TYPE_INET_SERVICE = 13,
+};
+
+/* An inclusive interval of keys, network byte order, key_len bytes used. */
+struct bc_rs_range {
+	uint8_t lo[16], hi[16];
+};
+
+/* A named set. ranges are sorted and disjoint (overlaps are merged, so a
+ * CIDR inside another one disappears; adjacent ranges stay apart). */
+struct bc_rs_set {
+	const char *name;
+	uint32_t key_type;           /* BC_NFT_TYPE_* */
+	uint32_t key_len;            /* 4, 16 or 2 */
+	uint32_t flags;              /* NFT_SET_INTERVAL or NFT_SET_TIMEOUT */
+	struct bc_rs_range *ranges;
+	size_t n_ranges;
+};
+
+enum bc_rs_match_kind {
+	BC_M_IIF_LO, BC_M_OIF_LO, BC_M_CT_ESTABLISHED, BC_M_NDP, BC_M_DNS,
+	BC_M_UDP_443, BC_M_L4_TCP, BC_M_TCP_DPORT_PORTS,
+	BC_M_DADDR,                  /* ip/ip6 daddr [!=] @set */
+};
+
+struct bc_rs_match {
+	enum bc_rs_match_kind kind;
+	int family;                  /* BC_M_DADDR: AF_INET or AF_INET6 */
+	const char *set;             /* BC_M_DADDR: set name */
+	bool invert;                 /* BC_M_DADDR: != @set */
+};
+
+enum bc_rs_verdict { BC_V_ACCEPT, BC_V_REJECT_ADMIN, BC_V_REJECT_TCP_RESET };
+
+struct bc_rs_rule {
+	const char *chain;           /* "input" or "output" */
+	const char *comment;         /* unique in its chain */
+	struct bc_rs_match m[3];
+	size_t n_m;
+	const char *log_prefix;      /* NULL: no log action */
+	enum bc_rs_verdict verdict;
+};
+
+struct bc_ruleset {
+	bool none;                   /* net mode none: no table at all */
+	struct bc_rs_set sets[16];
+	size_t n_sets;
+	struct bc_rs_rule rules[32];
+	size_t n_rules;
+};
+
+/* The chains, in creation (and listing) order. */
+extern const char *const bc_rs_chains[2];
+
+/* Build the model for policy p into rs (zeroed by the caller or freed).
+ * For net_mode none, rs->none is set and nothing else. Returns 0 or
+ * -ENOMEM. Free with bc_ruleset_free. */
+int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs);
+void bc_ruleset_free(struct bc_ruleset *rs);
+
+/* Look a set up by name; NULL if absent. */
+const struct bc_rs_set *bc_ruleset_set(const struct bc_ruleset *rs, const char *name);
+
+/* Print the ruleset p leads to exactly as `nft list ruleset` prints it once
+ * bc_nft_commit has installed it. For net_mode none prints one comment line
+ * saying that no ruleset is installed. Returns 0 or -errno. */
+int bc_ruleset_print(const struct bc_policy *p, FILE *out);
+int bc_ruleset_fprint(const struct bc_ruleset *rs, FILE *out);
+
+/* One serialised nf_tables transaction: batch begin, the messages, batch
+ * end. Message i (0 = batch begin) has sequence number seq0 + i and
+ * what[i] describes it ("set static4", "rule output \"dns\"") so a NACK can
+ * be mapped back to its cause. */
+struct bc_nft_batch {
+	char *buf;
+	size_t len, cap;
+	uint32_t seq0;
+	char **what;
+	size_t n_msgs;               /* including begin and end */
+	size_t n_acks;               /* messages that asked for an ACK */
+};
+
+/* Serialise the whole table of rs into b (zeroed by the caller): table,
+ * named sets, their elements, chains, anonymous sets and rules, in that
+ * order, each message with NLM_F_ACK. The table is created with
+ * NLM_F_EXCL: committing over an existing table fails. rs->none gives an
+ * empty batch (n_msgs 0). Returns 0 or -ENOMEM. */
+int bc_ruleset_batch(const struct bc_ruleset *rs, uint32_t seq0, struct bc_nft_batch *b);
+/* Describe the message with sequence number seq; "unknown message" if none. */
+const char *bc_nft_batch_what(const struct bc_nft_batch *b, uint32_t seq);
+void bc_nft_batch_free(struct bc_nft_batch *b);
+
+/* The elements the batch sends for set s, as nf_tables keeps them: for
+ * interval sets a start element per range, an end element (flags
+ * NFT_SET_ELEM_INTERVAL_END, key hi + 1) unless hi is the last key, and a
+ * leading zero end element when the first range does not start at zero.
+ * Fills keys (key_len bytes each) and flags up to max; returns the count. */
+size_t bc_rs_set_elements(const struct bc_rs_set *s, uint8_t (*keys)[16], uint32_t *flags,
+			  size_t max);
