@@ -14,10 +14,15 @@ ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
 fail() { _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1)); echo "not ok $_tap_n - $*"; }
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 
-# check DESCRIPTION CMD...: pass when CMD succeeds.
+# check DESCRIPTION [!] CMD...: pass when CMD succeeds (with !, fails).
+# CMD's output is shown only when the check fails.
 check() {
-	local what=$1; shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
+	local what=$1 want=0 out rc; shift
+	if [ "$1" = '!' ]; then want=1; shift; fi
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc != 0 ]; then rc=1; fi
+	if [ $rc = $want ]; then ok "$what"; else fail "$what"; [ -n "$out" ] && diag "$out"; fi
+	return 0
 }
 
 # skip_all REASON: nothing here can run on this machine.
@@ -73,8 +78,19 @@ as() {
 	fi
 }
 
-# write_policy FILE [extra INI lines...]: an offline policy with the probe
-# visible, plus extra keys appended to the sections given in the lines.
+# as_exec USER CMD...: like as, but replaces the (sub)shell, so that
+# `as_exec USER CMD &` leaves CMD's own pid in $!.
+as_exec() {
+	local who=$1; shift
+	if [ "$who" = root ]; then exec "$@"; else
+		exec setpriv --reuid="$who" --regid="$who" --init-groups --reset-env -- env \
+			top_srcdir="$top_srcdir" top_builddir="$top_builddir" PATH=/usr/bin:/bin "$@"
+	fi
+}
+
+# write_policy FILE [section.key = value]...: an offline policy with the
+# probe visible (ro_bind is $RO_BIND if set), plus the keys given, each
+# added under its section.
 write_policy() {
 	local file=$1; shift
 	{
@@ -82,7 +98,7 @@ write_policy() {
 		echo "name = test"
 		echo "[sandbox]"
 		echo "[filesystem]"
-		echo "ro_bind = $top_builddir/tests/helpers"
+		echo "ro_bind = ${RO_BIND:-$top_builddir/tests/helpers}"
 		echo "[network]"
 		echo "mode = none"
 		echo "[limits]"
