@@ -369,12 +369,18 @@ static void cg_note(struct bc_cgroup *cg, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* ENODEV stands for "controller missing": the message says it all. */
+#define CG_NO_CONTROLLER ENODEV
+
 static const char *cg_hint(int code)
 {
 	if (code == EACCES || code == EPERM || code == EROFS)
 		return "run as root or give this user a delegated cgroup "
 		       "(systemd-run --user -p Delegate=yes), or set [limits] required = no";
-	return "configure the cgroup controllers, or set [limits] required = no";
+	if (code == CG_NO_CONTROLLER)
+		return "enable the controller for this cgroup (v2: the parent's cgroup.subtree_control, "
+		       "systemd Delegate=yes; v1: mount its hierarchy), or set [limits] required = no";
+	return "fix the cgroup setup, or set [limits] required = no";
 }
 
 /* A limit (bits in `limits`) cannot be applied because of `what`. Fatal when
@@ -384,9 +390,11 @@ static int cg_refuse(struct bc_cgroup *cg, struct bc_error *err, unsigned limits
 {
 	if (code < 0)
 		code = -code;
+	const char *why = code == CG_NO_CONTROLLER ? "" : strerror(code);
+	const char *colon = *why ? ": " : "";
 	if (cg->required && (limits & cg->wanted))
-		return bc_error_set(err, code, "%s: %s; %s", what, strerror(code), cg_hint(code));
-	cg_note(cg, "%s: %s", what, strerror(code));
+		return bc_error_set(err, code, "%s%s%s; %s", what, colon, why, cg_hint(code));
+	cg_note(cg, "%s%s%s", what, colon, why);
 	return 0;
 }
 
@@ -461,9 +469,15 @@ static int dir_create(struct bc_cgroup *cg, enum bc_cg_hier h, const char *base,
 	if (!path)
 		return -ENOMEM;
 	snprintf(what, sizeof what, "cannot create cgroup %s", path);
-	int r = mkdir_below(base, pdir);
-	if (r >= 0 && mkdir(path, 0755) < 0)
-		r = -errno;
+	int r = 0;
+	/* Twice: someone may remove an empty parent between the two mkdirs. */
+	for (int i = 0; i < 2; i++) {
+		r = mkdir_below(base, pdir);
+		if (r >= 0 && mkdir(path, 0755) < 0)
+			r = -errno;
+		if (r != -ENOENT)
+			break;
+	}
 	if (r < 0)
 		return cg_refuse(cg, err, h == BC_CG_UNIFIED ? ~0u : hier_limit(h), r, what) < 0 ? r : 1;
 	cg->dir[h].created = true;
@@ -593,7 +607,7 @@ static int setup_v1(struct bc_cgroup *cg, const struct bc_cgroup_layout *l, cons
 			if (!hier_limit(h))
 				continue;
 			snprintf(what, sizeof what, "the %s cgroup controller is not mounted", hier_name[h]);
-			r = cg_refuse(cg, err, hier_limit(h), ENOENT, what);
+			r = cg_refuse(cg, err, hier_limit(h), CG_NO_CONTROLLER, what);
 			if (r < 0)
 				return r;
 			continue;
@@ -749,7 +763,7 @@ static int setup_v2(struct bc_cgroup *cg, const struct bc_cgroup_layout *l, cons
 			continue;
 		snprintf(what, sizeof what, "the %s controller is not available on cgroup v2 at %s",
 			 v2_ctrl[i].name, own);
-		r = cg_refuse(cg, err, v2_ctrl[i].limit, ENOENT, what);
+		r = cg_refuse(cg, err, v2_ctrl[i].limit, CG_NO_CONTROLLER, what);
 		if (r < 0)
 			return r;
 	}
@@ -769,7 +783,7 @@ static int setup_v2(struct bc_cgroup *cg, const struct bc_cgroup_layout *l, cons
 		if ((cg->wanted & avail & v2_ctrl[i].limit) && !(got & v2_ctrl[i].limit)) {
 			snprintf(what, sizeof what, "the %s controller is not enabled for %s",
 				 v2_ctrl[i].name, dpath);
-			r = cg_refuse(cg, err, v2_ctrl[i].limit, ENOENT, what);
+			r = cg_refuse(cg, err, v2_ctrl[i].limit, CG_NO_CONTROLLER, what);
 			if (r < 0)
 				return r;
 		}
@@ -841,7 +855,7 @@ int bc_cgroup_setup(struct bc_cgroup *cg, const struct bc_policy *p, const char 
 
 	r = layout_load(&l);
 	if (r == -ENOENT)
-		return cg_refuse(cg, err, ~0u, ENOENT, "no cgroup hierarchy holds the memory controller");
+		return cg_refuse(cg, err, ~0u, CG_NO_CONTROLLER, "no cgroup hierarchy holds the memory controller");
 	if (r < 0)
 		return bc_error_errno(err, r, "cannot read /proc/self/cgroup and /proc/self/mountinfo");
 	cg->version = l.version;
