@@ -51,7 +51,7 @@ static void policy_default(struct bc_policy *p)
 	p->net_mode = BC_NET_FILTERED;
 }
 
-static struct bc_cidr full_cidrs[3], full_private[2], any_cidrs[2];
+static struct bc_cidr full_cidrs[4], full_private[2], any_cidrs[2], any_private[1];
 static struct bc_ports full_ports[] = { { 8000, 8100 }, { 443, 443 }, { 53, 53 }, { 80, 80 },
 					{ 8080, 8080 } };
 static struct bc_ports any_ports[] = { { 1, 65535 } };
@@ -63,10 +63,11 @@ static void policy_full(struct bc_policy *p)
 	full_cidrs[0] = cidr("198.51.100.0/24");
 	full_cidrs[1] = cidr("2001:db8::/32");
 	full_cidrs[2] = cidr("198.51.100.128/25");
+	full_cidrs[3] = cidr("10.20.0.0/16");
 	full_private[0] = cidr("10.20.0.0/16");
 	full_private[1] = cidr("fd12:3456::/32");
 	p->allow_cidrs = full_cidrs;
-	p->n_allow_cidrs = 3;
+	p->n_allow_cidrs = 4;
 	p->allow_private = full_private;
 	p->n_allow_private = 2;
 	p->allow_ports = full_ports;
@@ -81,6 +82,9 @@ static void policy_any(struct bc_policy *p)
 	any_cidrs[1] = cidr("::/0");
 	p->allow_cidrs = any_cidrs;
 	p->n_allow_cidrs = 2;
+	any_private[0] = cidr("169.254.0.0/16");
+	p->allow_private = any_private;
+	p->n_allow_private = 1;
 	p->allow_ports = any_ports;
 	p->n_allow_ports = 1;
 }
@@ -171,7 +175,7 @@ static void test_model(void)
 	policy_full(&p);
 	is_int(bc_ruleset_build(&p, &rs), 0, "full: builds");
 	const struct bc_rs_set *s = bc_ruleset_set(&rs, "static4");
-	ok(s && s->n_ranges == 1, "a CIDR inside another one is merged away");
+	ok(s && s->n_ranges == 2, "a CIDR inside another one is merged away");
 	s = bc_ruleset_set(&rs, "ports");
 	ok(s && s->n_ranges == 4, "8080 merges into 8000-8100: four port entries");
 	s = bc_ruleset_set(&rs, "metadata6");
@@ -199,13 +203,16 @@ static void test_model(void)
 	/* interval elements: start, end = hi + 1, a leading zero end element,
 	 * and no end element for a range that runs to the last key */
 	uint8_t keys[8][16];
-	uint32_t flags[8];
+	uint32_t flags[8] = { 0 };
 	s = bc_ruleset_set(&rs, "static4");
 	size_t n = bc_rs_set_elements(s, keys, flags, 8);
-	is_int(n, 3, "static4 198.51.100.0/24 -> 3 elements");
+	is_int(n, 5, "static4 10.20.0.0/16, 198.51.100.0/24 -> 5 elements");
 	ok(flags[0] == NFT_SET_ELEM_INTERVAL_END && keys[0][0] == 0, "zero end element first");
-	ok(flags[1] == 0 && keys[1][0] == 198 && keys[1][3] == 0, "start 198.51.100.0");
-	ok(flags[2] == NFT_SET_ELEM_INTERVAL_END && keys[2][2] == 101 && keys[2][3] == 0,
+	ok(flags[1] == 0 && keys[1][0] == 10 && keys[1][1] == 20, "start 10.20.0.0");
+	ok(flags[2] == NFT_SET_ELEM_INTERVAL_END && keys[2][1] == 21 && keys[2][2] == 0,
+	   "end 10.21.0.0");
+	ok(flags[3] == 0 && keys[3][0] == 198 && keys[3][3] == 0, "start 198.51.100.0");
+	ok(flags[4] == NFT_SET_ELEM_INTERVAL_END && keys[4][2] == 101 && keys[4][3] == 0,
 	   "end 198.51.101.0");
 	bc_ruleset_free(&rs);
 
