@@ -15,7 +15,10 @@
  *   dns           any other port 53/853, tcp or udp: log, reject
  *   quic          udp dport 443: log, reject (absent when allow_quic)
  *   metadata4/6   @metadata4/6: log, reject; no policy key changes them
- *   private4/6    @deny_private4/6 and not @open_private4/6: log, reject
+ *   private4/6    @deny_private4/6 and not @open_private4/6: log, reject.
+ *                 open_private4/6 hold allow_private; opening a range only
+ *                 lifts this deny: its addresses still need allow_cidrs or
+ *                 an allowed name (the allow sets) to connect
  *   allow4/6      @allow4/6 (filled by the DNS filter, with timeouts) on
  *                 tcp dport @ports; allow4-quic/6-quic add udp 443 when
  *                 allow_quic and 443 is one of the ports
