@@ -531,8 +531,9 @@ int bc_nft_set_add(int nlfd, int family, const void *addr, uint32_t timeout_ms,
 	/* Make sure it exists (a no-op if it does), remove it, add it afresh:
 	 * one transaction, so the address is never missing for a packet, and
 	 * the timeout restarts on every kernel. (Kernel 6.18 already restarts
-	 * it on a plain NLM_F_CREATE add of an existing element; older ones
-	 * keep the old timeout, which would expire a live name early.) */
+	 * it on a plain NLM_F_CREATE add of an existing element; kernels
+	 * without element timeout updates do not, which would expire a live
+	 * name early.) */
 	struct nlmsghdr *nlh = nftnl_batch_begin(b.buf, b.seq0);
 	b.len = NLMSG_ALIGN(nlh->nlmsg_len);
 	b.n_msgs = 1;
