@@ -39,9 +39,10 @@ for who in root "$TEST_USER"; do
 		"$0" "$@" about:blank >/dev/null 2>&1 &
 		for i in $(seq 100); do
 			for p in /proc/[0-9]*; do
-				if tr "\0" " " <$p/cmdline 2>/dev/null | grep -q -- "--type=renderer"; then
+				# Chromium rewrites its argv into one string.
+				case "$(tr "\0" " " <$p/cmdline 2>/dev/null)" in "$0 --type=renderer "*)
 					grep -E "^(NSpid|Seccomp_filters):" $p/status; kill $!; exit 0
-				fi
+				esac
 			done
 			sleep 0.2
 		done
