@@ -319,6 +319,10 @@ static int check_path(struct parser *st, const struct key *k, const char *v, cha
 		if ((c == 1 && s[0] == '.') || (c == 2 && s[0] == '.' && s[1] == '.'))
 			return fail(st, "%s: '.' and '..' components are not allowed, got '%s'",
 				    k->name, shown(v, b));
+		/* the INI reader strips it, so the path could not be printed */
+		if (s[c - 1] == ' ' || s[c - 1] == '\t')
+			return fail(st, "%s: a path component ends with white space in '%s'",
+				    k->name, shown(v, b));
 		out[n++] = '/';
 		memcpy(out + n, s, c);
 		n += c;
@@ -1015,8 +1019,10 @@ int bc_policy_parse(struct bc_policy *p, const char *name, const char *text, siz
 		const char *s = line_at(text, len, (unsigned)line, &n);
 		st.err = (struct bc_error){ 0 };
 		st.line = (unsigned)line;
-		s += strspn(s, " \t\xef\xbb\xbf");
-		if (*s == '[')
+		size_t i = 0;
+		while (i < n && strchr(" \t\xef\xbb\xbf", s[i]) && s[i])
+			i++;
+		if (i < n && s[i] == '[')
 			fail(&st, "syntax error: expected ']' to close the section name");
 		else
 			fail(&st, "syntax error: expected 'key = value' or '[section]'");
