@@ -24,6 +24,7 @@
 #include <linux/capability.h>
 #include <linux/openat2.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -42,19 +43,31 @@
 #include <time.h>
 
 #include "caps.h"
+#include "cgroup.h"
+#include "dnsfilter.h"
+#include "landlock.h"
 #include "launch.h"
 #include "mount.h"
+#include "nflog.h"
 #include "nft.h"
+#include "runtime.h"
 #include "seccomp.h"
+#include "uplink.h"
 #include <seccomp.h>
 
 #define KILL_GRACE_SECONDS 5
 
 enum bc_msg_type {
 	BC_MSG_GO = 1,      /* supervisor -> init: maps and cgroup are in place */
-	BC_MSG_READY,       /* worker -> supervisor: hardened, about to execve */
+	BC_MSG_NET,         /* init -> supervisor: ruleset committed; carries the
+			     * sandbox-side sockets (DNS UDP, DNS TCP, nftables, NFLOG) */
+	BC_MSG_NETGO,       /* supervisor -> init: uplink and DNS filter are up */
+	BC_MSG_READY,       /* worker -> supervisor: hardened, about to execve;
+			     * code = the Landlock ABI in force */
 	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
 };
+
+#define BC_MSG_MAX_FDS 4
 
 struct bc_msg {
 	uint32_t type;
@@ -62,33 +75,87 @@ struct bc_msg {
 	char text[BC_ERRMSG_MAX];
 };
 
-static int msg_send(int fd, enum bc_msg_type type, int code, const char *text)
+union msg_cmsg {
+	char buf[CMSG_SPACE(sizeof(int) * BC_MSG_MAX_FDS)];
+	struct cmsghdr align;
+};
+
+static int msg_send_fds(int fd, enum bc_msg_type type, int code, const char *text,
+			const int *fds, size_t nfds)
 {
 	struct bc_msg m = { .type = type, .code = code };
+	union msg_cmsg u;
+	struct iovec iov = { .iov_base = &m, .iov_len = sizeof m };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	if (text)
 		snprintf(m.text, sizeof m.text, "%s", text);
+	if (nfds) {
+		memset(&u, 0, sizeof u);
+		msg.msg_control = u.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
 	ssize_t n;
 	do
-		n = send(fd, &m, sizeof m, MSG_NOSIGNAL);
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	return n == (ssize_t)sizeof m ? 0 : n < 0 ? -errno : -EIO;
 }
 
-/* Receive one message; 0 on EOF, 1 with *m filled, -errno on error or on
- * anything that is not a well-formed message. */
-static int msg_recv(int fd, struct bc_msg *m)
+static int msg_send(int fd, enum bc_msg_type type, int code, const char *text)
 {
+	return msg_send_fds(fd, type, code, text, NULL, 0);
+}
+
+/* Receive one message; 0 on EOF, 1 with *m filled, -errno on error or on
+ * anything that is not a well-formed message. Descriptors are accepted
+ * only with BC_MSG_NET, at most BC_MSG_MAX_FDS; any others are closed. */
+static int msg_recv(int fd, struct bc_msg *m, int *fds, size_t *nfds)
+{
+	union msg_cmsg u;
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof *m };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof u.buf };
 	ssize_t n;
+	size_t got = 0;
+	int tmp[BC_MSG_MAX_FDS];
+
+	if (nfds)
+		*nfds = 0;
 	do
-		n = recv(fd, m, sizeof *m, MSG_CMSG_CLOEXEC);
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	if (n == 0)
-		return 0;
-	if (n != (ssize_t)sizeof *m || m->type < BC_MSG_GO || m->type > BC_MSG_ERROR)
-		return -EBADMSG;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int f;
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
+			if (got < BC_MSG_MAX_FDS)
+				tmp[got++] = f;
+			else
+				close(f);
+		}
+	}
+	bool bad = n != (ssize_t)sizeof *m || m->type < BC_MSG_GO || m->type > BC_MSG_ERROR ||
+		   (msg.msg_flags & MSG_CTRUNC) || (got && (m->type != BC_MSG_NET || !fds));
+	if (bad || n == 0) {
+		for (size_t i = 0; i < got; i++)
+			close(tmp[i]);
+		return n == 0 ? 0 : -EBADMSG;
+	}
 	m->text[sizeof m->text - 1] = '\0';
+	for (size_t i = 0; i < got; i++)
+		fds[i] = tmp[i];
+	if (nfds)
+		*nfds = got;
 	return 1;
 }
 
@@ -142,17 +209,21 @@ int bc_launch_prepare(struct bc_launch *l, struct bc_error *err)
 		return bc_error_errno(err, errno, "getrandom");
 	for (size_t i = 0; i < sizeof rnd; i++)
 		snprintf(l->session_id + 2 * i, 3, "%02x", rnd[i]);
-	if (l->profile_dir) {
-		int fd = bc_profile_open(l->profile_dir, l->root_mode ? p->host_uid : l->caller_uid, err);
-		if (fd < 0)
-			return fd;
-		l->profile_fd = fd;
-	}
 	scmp_filter_ctx ctx = NULL;
 	int r = bc_seccomp_build(p, &ctx, err);
 	if (r < 0)
 		return r;
 	l->seccomp = ctx;
+	return 0;
+}
+
+int bc_launch_open_profile(struct bc_launch *l, struct bc_error *err)
+{
+	const struct bc_policy *p = l->policy;
+	int fd = bc_profile_open(l->profile_dir, l->root_mode ? p->host_uid : l->caller_uid, err);
+	if (fd < 0)
+		return fd;
+	l->profile_fd = fd;
 	return 0;
 }
 
@@ -267,12 +338,16 @@ static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_roo
 	sigprocmask(SIG_SETMASK, &all, NULL);
 
 	/* Privilege goes last, in this order: capabilities (bounding set
-	 * included), no_new_privs, then seccomp: the last thing before execve,
-	 * so that nothing above needed a syscall it forbids. */
-	if (bc_caps_drop_all(&err) < 0 || bc_set_no_new_privs(&err) < 0 ||
-	    bc_seccomp_load(l->seccomp, &err) < 0 || bc_verify_hardened(true, &err) < 0)
+	 * included), no_new_privs, Landlock (it needs no_new_privs), then
+	 * seccomp: the last thing before execve, so that nothing above needed
+	 * a syscall it forbids. */
+	if (bc_caps_drop_all(&err) < 0 || bc_set_no_new_privs(&err) < 0)
 		child_fail(sync_fd, &err);
-	if (msg_send(sync_fd, BC_MSG_READY, 0, NULL) < 0)
+	int landlock_abi = bc_landlock_apply(rfs, &err);
+	if (landlock_abi < 0 || bc_seccomp_load(l->seccomp, &err) < 0 ||
+	    bc_verify_hardened(true, &err) < 0)
+		child_fail(sync_fd, &err);
+	if (msg_send(sync_fd, BC_MSG_READY, landlock_abi, NULL) < 0)
 		_exit(BC_EXIT_LAUNCHER);
 	close(sync_fd);
 
@@ -319,6 +394,61 @@ static int loopback_up(struct bc_error *err)
 	return 0;
 }
 
+/* A socket on the sandbox's resolver address, 127.0.0.1:53. */
+static int dns_socket(int type, struct bc_error *err)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(53),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1;
+	_cleanup_close_ int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "socket for the DNS filter");
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof sin) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 64) < 0))
+		return bc_error_errno(err, errno, "bind the DNS filter to 127.0.0.1:53 in the sandbox");
+	return TAKE_FD(fd);
+}
+
+/* Step 3, filtered network: commit the egress ruleset while we still hold
+ * CAP_NET_ADMIN over this netns (the command never will), make the sockets
+ * the supervisor serves the sandbox through, hand them up, and wait until
+ * the uplink and the DNS filter are in place. */
+static int child_network(const struct bc_policy *p, int sync_fd, struct bc_error *err)
+{
+	int fds[BC_MSG_MAX_FDS];
+	size_t n = 0;
+	int r;
+	struct bc_msg m;
+
+	if ((r = bc_nft_commit(p, err)) < 0)
+		return r;
+	if ((r = dns_socket(SOCK_DGRAM, err)) < 0)
+		goto out;
+	fds[n++] = r;
+	if ((r = dns_socket(SOCK_STREAM, err)) < 0)
+		goto out;
+	fds[n++] = r;
+	if ((r = bc_nft_socket_open()) < 0) {
+		bc_error_errno(err, -r, "open a netfilter socket in the sandbox");
+		goto out;
+	}
+	fds[n++] = r;
+	if ((r = bc_nflog_open(err)) >= 0)
+		fds[n++] = r;
+	if ((r = msg_send_fds(sync_fd, BC_MSG_NET, (int)n, NULL, fds, n)) < 0) {
+		bc_error_errno(err, -r, "hand the network sockets to the supervisor");
+		goto out;
+	}
+	if (msg_recv(sync_fd, &m, NULL, NULL) != 1 || m.type != BC_MSG_NETGO)
+		_exit(BC_EXIT_LAUNCHER);
+	r = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	return r;
+}
+
 static int exit_status(int status)
 {
 	if (WIFEXITED(status))
@@ -336,7 +466,7 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 
 	/* Step 2 (child half): nothing happens until the supervisor has written
 	 * our id maps and placed us in our cgroup. EOF means it died. */
-	if (msg_recv(sync_fd, &m) != 1 || m.type != BC_MSG_GO)
+	if (msg_recv(sync_fd, &m, NULL, NULL) != 1 || m.type != BC_MSG_GO)
 		_exit(BC_EXIT_LAUNCHER);
 
 	/* Step 3. Ids first (the death signal is reset by an id change, so it
@@ -361,13 +491,12 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	}
 	if (loopback_up(&err) < 0)
 		child_fail(sync_fd, &err);
-	/* The egress ruleset is committed while we still hold CAP_NET_ADMIN over
-	 * this netns; the command never will. */
-	if (p->net_mode == BC_NET_FILTERED && bc_nft_commit(p, &err) < 0)
+	if (p->net_mode == BC_NET_FILTERED && child_network(p, sync_fd, &err) < 0)
 		child_fail(sync_fd, &err);
 
 	/* Steps 5 and 6: the root filesystem, then check what was built. */
-	if (bc_rootfs_build(rfs, &err) < 0 || bc_rootfs_verify(rfs, &err) < 0)
+	if (bc_rootfs_build(rfs, &err) < 0 || bc_rootfs_verify(rfs, &err) < 0 ||
+	    (p->net_mode == BC_NET_FILTERED && bc_nft_verify(p, &err) < 0))
 		child_fail(sync_fd, &err);
 	bc_rootfs_close_fds(rfs);
 
@@ -380,6 +509,7 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	sigaddset(&fwd, SIGQUIT);
 	sigaddset(&fwd, SIGUSR1);
 	sigaddset(&fwd, SIGUSR2);
+	sigaddset(&fwd, SIGPWR);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 
 	pid_t worker = fork();
@@ -404,6 +534,12 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 		int sig = sigwaitinfo(&fwd, &si);
 		if (sig < 0)
 			continue;
+		/* SIGPWR from the supervisor: the session is over; ask every
+		 * process of the sandbox to end (SIGKILL follows from outside). */
+		if (sig == SIGPWR) {
+			kill(-1, SIGTERM);
+			continue;
+		}
 		if (sig != SIGCHLD) {
 			kill(worker, sig);
 			continue;
@@ -449,16 +585,23 @@ static int write_id_maps(const struct bc_launch *l, pid_t pid, struct bc_error *
 	return 0;
 }
 
+enum bc_ending { END_EXITED, END_EXPIRED, END_REVOKED };
+
 struct supervisor {
+	struct bc_launch *l;
 	pid_t child;
 	int sync_fd;
 	int sig_fd;
 	int timer_fd;
+	int nflog_fd;
 	bool ready;
-	bool killing;          /* SIGTERM sent at the deadline; SIGKILL follows */
-	bool child_done;
+	bool stopping;         /* SIGPWR sent at the deadline or revocation; SIGKILL follows */
+	enum bc_ending ending;
 	int status;
 	struct bc_error child_err;
+	struct bc_cgroup cg;
+	struct bc_uplink_state uplink;
+	pid_t dns_pid;
 };
 
 static int arm_timer(int fd, uint64_t seconds)
@@ -467,77 +610,226 @@ static int arm_timer(int fd, uint64_t seconds)
 	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
-/* Handle one round of events. Returns 1 when the sandbox has ended. */
+/* The session is over (deadline or revocation): ask everything inside to
+ * end, and kill what is left after the grace period. */
+static void sandbox_stop(struct supervisor *s, enum bc_ending why)
+{
+	if (s->stopping)
+		return;
+	struct bc_json j;
+	bc_json_init(&j);
+	bc_json_uint(&j, "grace_seconds", KILL_GRACE_SECONDS);
+	bc_audit_write(s->l->audit, why == END_EXPIRED ? "expired" : "revoked", &j);
+	bc_json_free(&j);
+	fprintf(stderr, "browsercage: %s, stopping the sandbox\n",
+		why == END_EXPIRED ? "session deadline reached" : "session revoked");
+	s->ending = why;
+	s->stopping = true;
+	kill(s->child, s->ready ? SIGPWR : SIGKILL);
+	arm_timer(s->timer_fd, KILL_GRACE_SECONDS);
+}
+
+static void sandbox_kill(struct supervisor *s)
+{
+	if (s->cg.version)
+		bc_cgroup_kill(&s->cg);
+	kill(s->child, SIGKILL);
+}
+
+/* Handle one round of events. Returns 1 when pid 1 has ended. */
 static int supervise_once(struct supervisor *s)
 {
-	struct pollfd pfd[3] = {
+	struct pollfd pfd[4] = {
 		{ .fd = s->sig_fd, .events = POLLIN },
 		{ .fd = s->timer_fd, .events = POLLIN },
 		{ .fd = s->sync_fd, .events = POLLIN },
+		{ .fd = s->nflog_fd, .events = POLLIN },
 	};
-	if (poll(pfd, s->sync_fd >= 0 ? 3 : 2, -1) < 0)
+	if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0)
 		return errno == EINTR ? 0 : -errno;
 
+	if (pfd[3].revents)
+		bc_nflog_drain(s->nflog_fd, s->l->audit);
 	if (pfd[2].revents) {
-		struct bc_msg m;
-		int r = msg_recv(s->sync_fd, &m);
-		if (r == 1 && m.type == BC_MSG_READY)
+		struct bc_msg m = {0};
+		int r = msg_recv(s->sync_fd, &m, NULL, NULL);
+		if (r == 1 && m.type == BC_MSG_READY && !s->ready) {
 			s->ready = true;
-		else if (r == 1 && m.type == BC_MSG_ERROR)
+			struct bc_json j;
+			bc_json_init(&j);
+			bc_json_int(&j, "landlock_abi", m.code);
+			bc_audit_write(s->l->audit, "ready", &j);
+			bc_json_free(&j);
+		} else if (r == 1 && m.type == BC_MSG_ERROR)
 			bc_error_set(&s->child_err, m.code, "%s", m.text);
-		else if (r < 0)
-			bc_error_set(&s->child_err, -r, "malformed message from the sandbox");
-		if (r <= 0 || m.type == BC_MSG_ERROR) {
+		else if (r != 0)
+			bc_error_set(&s->child_err, r < 0 ? -r : EBADMSG, "malformed message from the sandbox");
+		if (r <= 0 || m.type != BC_MSG_READY || s->child_err.code) {
 			close(s->sync_fd);
 			s->sync_fd = -1;
 			if (!s->ready)
-				kill(s->child, SIGKILL);
+				sandbox_kill(s);
 		}
 	}
 	if (pfd[1].revents) {
 		uint64_t n;
-		if (read(s->timer_fd, &n, sizeof n) < 0) { /* spurious */ }
-		if (!s->killing) {
-			fprintf(stderr, "browsercage: session deadline reached, stopping the sandbox\n");
-			kill(s->child, SIGTERM);
-			s->killing = true;
-			arm_timer(s->timer_fd, KILL_GRACE_SECONDS);
-		} else
-			kill(s->child, SIGKILL);
+		if (read(s->timer_fd, &n, sizeof n) < 0) { /* a spurious wakeup */ }
+		if (!s->stopping)
+			sandbox_stop(s, END_EXPIRED);
+		else
+			sandbox_kill(s);
 	}
 	if (pfd[0].revents) {
 		struct signalfd_siginfo si;
 		if (read(s->sig_fd, &si, sizeof si) == sizeof si) {
-			/* Before the command runs, any stop request ends the
-			 * sandbox outright: pid 1 does not forward yet. */
-			if (si.ssi_signo != SIGCHLD)
+			if (si.ssi_signo == SIGUSR1)
+				sandbox_stop(s, END_REVOKED);
+			else if (si.ssi_signo != SIGCHLD)
+				/* Before the command runs, any stop request ends the
+				 * sandbox outright: pid 1 does not forward yet. */
 				kill(s->child, s->ready ? (int)si.ssi_signo : SIGKILL);
 		}
 		int status;
 		if (waitpid(s->child, &status, WNOHANG) == s->child) {
 			s->status = status;
-			s->child_done = true;
 			return 1;
 		}
 	}
 	return 0;
 }
 
+/* Step 4: the sandbox committed its ruleset and handed up its sockets;
+ * attach the uplink and start the DNS filter, then let it go on. */
+static int supervise_network(struct supervisor *s, struct bc_error *err)
+{
+	const struct bc_policy *p = s->l->policy;
+	struct bc_msg m = {0};
+	int fds[BC_MSG_MAX_FDS];
+	size_t n = 0;
+	int r = msg_recv(s->sync_fd, &m, fds, &n);
+
+	if (r == 1 && m.type == BC_MSG_ERROR)
+		return bc_error_set(err, m.code, "%s", m.text);
+	if (r != 1 || m.type != BC_MSG_NET || n < 3 || (size_t)m.code != n) {
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		return bc_error_set(err, EPROTO, "the sandbox did not hand up its network sockets");
+	}
+	if (n > 3)
+		s->nflog_fd = fds[3];
+	r = bc_uplink_attach(&s->uplink, p, s->child, s->l->session_id, err);
+	if (r >= 0) {
+		struct bc_dnsfilter_cfg cfg = {
+			.policy = p, .udp_fd = fds[0], .tcp_fd = fds[1], .nft_fd = fds[2],
+			.audit_fd = s->l->audit->fd, .session_id = s->l->session_id,
+		};
+		r = bc_dnsfilter_start(&cfg, &s->dns_pid, err);
+	}
+	for (size_t i = 0; i < 3; i++)
+		close(fds[i]);
+	if (r < 0)
+		return r;
+	if (msg_send(s->sync_fd, BC_MSG_NETGO, 0, NULL) < 0)
+		return bc_error_set(err, EPIPE, "the sandbox ended during setup");
+	return 0;
+}
+
+static void audit_start(struct supervisor *s, const struct bc_rootfs *rfs)
+{
+	const struct bc_launch *l = s->l;
+	const struct bc_policy *p = l->policy;
+	struct bc_json j, lim;
+	char buf[64];
+
+	bc_json_init(&lim);
+	bc_json_uint(&lim, "memory", p->memory);
+	bc_json_uint(&lim, "pids", p->pids);
+	bc_json_uint(&lim, "cpu_millis", p->cpu_millis);
+	bc_json_uint(&lim, "nofile", p->nofile);
+	bc_json_uint(&lim, "fsize", p->fsize);
+	bc_json_bool(&lim, "required", p->limits_required);
+	bc_json_int(&lim, "cgroup_version", s->cg.version);
+	snprintf(buf, sizeof buf, "%s%s%s", s->cg.applied & BC_CG_LIMIT_MEMORY ? "memory " : "",
+		 s->cg.applied & BC_CG_LIMIT_PIDS ? "pids " : "", s->cg.applied & BC_CG_LIMIT_CPU ? "cpu" : "");
+	bc_json_str(&lim, "applied", bc_strstrip(buf));
+	bc_json_str(&lim, "note", s->cg.note[0] ? s->cg.note : NULL);
+
+	bc_json_init(&j);
+	bc_json_str(&j, "attempt", l->attempt_id[0] ? l->attempt_id : NULL);
+	bc_json_str(&j, "task", l->task_id);
+	bc_json_str(&j, "label", l->profile_label);
+	bc_json_str(&j, "policy_name", p->name);
+	bc_json_uint(&j, "policy_version", p->version);
+	bc_json_str(&j, "policy_path", p->path);
+	bc_json_str(&j, "policy_sha256", p->sha256);
+	bc_json_strv(&j, "command", l->argv, ({ size_t n = 0; while (l->argv[n]) n++; n; }));
+	bc_json_uint(&j, "uid", l->caller_uid);
+	bc_json_bool(&j, "root_mode", l->root_mode);
+	bc_json_int(&j, "supervisor_pid", getpid());
+	bc_json_int(&j, "sandbox_pid", s->child);
+	bc_json_str(&j, "profile", rfs->profile_ephemeral ? NULL : rfs->profile);
+	bc_json_bool(&j, "profile_ephemeral", rfs->profile_ephemeral);
+	bc_json_str(&j, "network", p->net_mode == BC_NET_FILTERED ? "filtered" : "none");
+	bc_json_str(&j, "uplink", !s->uplink.attached ? NULL
+		    : s->uplink.kind == BC_UPLINK_VETH ? "veth" : "pasta");
+	bc_json_str(&j, "uplink_addr", s->uplink.attached ? s->uplink.addr : NULL);
+	bc_json_uint(&j, "ttl", l->ttl);
+	const char *t = bc_json_text(&lim);
+	bc_json_raw(&j, "limits", t ? t : "{}");
+	bc_audit_write(l->audit, "start", &j);
+	bc_json_free(&j);
+	bc_json_free(&lim);
+}
+
+/* Limit events become audit records (and a line for the caller). */
+static void audit_limits(struct supervisor *s)
+{
+	struct bc_cgroup_events ev;
+	if (!s->cg.version || bc_cgroup_events(&s->cg, &ev) < 0)
+		return;
+	if (ev.oom_kill != UINT64_MAX && ev.oom_kill > 0) {
+		struct bc_json j;
+		bc_json_init(&j);
+		bc_json_str(&j, "limit", "memory");
+		bc_json_uint(&j, "oom_kills", ev.oom_kill);
+		bc_json_uint(&j, "memory_max", s->l->policy->memory);
+		bc_audit_write(s->l->audit, "limit", &j);
+		bc_json_free(&j);
+		fprintf(stderr, "browsercage: the sandbox hit its memory limit (%llu bytes): "
+			"%llu process(es) killed\n", (unsigned long long)s->l->policy->memory,
+			(unsigned long long)ev.oom_kill);
+	}
+	if (ev.pids_max != UINT64_MAX && ev.pids_max > 0) {
+		struct bc_json j;
+		bc_json_init(&j);
+		bc_json_str(&j, "limit", "pids");
+		bc_json_uint(&j, "refused_forks", ev.pids_max);
+		bc_json_uint(&j, "pids_max", s->l->policy->pids);
+		bc_audit_write(s->l->audit, "limit", &j);
+		bc_json_free(&j);
+	}
+}
+
 int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 {
 	const struct bc_policy *p = l->policy;
 	struct bc_rootfs rfs;
-	struct supervisor s = { .child = -1, .sync_fd = -1, .sig_fd = -1, .timer_fd = -1 };
+	struct bc_runtime_rec rec = { .fd = -1 };
+	struct supervisor s = { .l = l, .child = -1, .sync_fd = -1, .sig_fd = -1, .timer_fd = -1,
+				.nflog_fd = -1, .uplink = { .lock_fd = -1 } };
 	int sv[2] = { -1, -1 };
 	int ret;
+	char name[64];
+	struct timespec t0, t1;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = bc_rootfs_prepare(&rfs, p, p->uid, p->gid, l->profile_dir, TAKE_FD(l->profile_fd), err);
 	if (ret < 0)
 		return ret;
 
 	sigset_t mask, old;
 	sigemptyset(&mask);
-	int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR2 };
+	int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaddset(&mask, sigs[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
@@ -548,6 +840,20 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		ret = bc_error_errno(err, errno, "set up the supervisor");
 		goto out;
 	}
+
+	/* The sandbox's own cgroup, with its limits written and read back,
+	 * before anything runs in it. */
+	snprintf(name, sizeof name, "bc-%s", l->session_id);
+	if ((ret = bc_cgroup_setup(&s.cg, p, l->cgroup_parent, name, err)) < 0)
+		goto out;
+	snprintf(rec.session, sizeof rec.session, "%s", l->session_id);
+	snprintf(rec.task, sizeof rec.task, "%s", l->task_id ? l->task_id : "");
+	snprintf(rec.profile, sizeof rec.profile, "%s", rfs.profile_ephemeral ? "(ephemeral)" : rfs.profile);
+	snprintf(rec.policy, sizeof rec.policy, "%s", p->path ? p->path : "");
+	rec.pid = getpid();
+	rec.started = time(NULL);
+	if ((ret = bc_runtime_register(&rec, err)) < 0)
+		goto out;
 
 	/* Step 2: the sandbox's pid 1, in every new namespace but the cgroup
 	 * one, which it enters itself once it sits in its own cgroup. */
@@ -565,7 +871,19 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		goto out;
 	}
 	if (pid == 0) {
+		/* Nothing of the supervisor's state may reach the sandbox: the
+		 * cgroup and runtime-record fds (a writable limit file, a lock)
+		 * are closed here, before anything else. */
 		close(sv[0]);
+		for (int h = 0; h < BC_CG_NHIER; h++)
+			if (s.cg.dir[h].fd >= 0 && s.cg.dir[h].path)
+				close(s.cg.dir[h].fd);
+		if (rec.fd >= 0)
+			close(rec.fd);
+		if (l->audit && l->audit->fd >= 0)
+			close(l->audit->fd);
+		close(s.sig_fd);
+		close(s.timer_fd);
 		init_main(l, &rfs, sv[1]);
 	}
 	s.child = pid;
@@ -576,10 +894,15 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 
 	if ((ret = write_id_maps(l, pid, err)) < 0)
 		goto kill;
+	if (s.cg.version && (ret = bc_cgroup_attach(&s.cg, pid, err)) < 0)
+		goto kill;
 	if (msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
 		ret = bc_error_set(err, EPIPE, "the sandbox ended before it started");
 		goto kill;
 	}
+	if (p->net_mode == BC_NET_FILTERED && (ret = supervise_network(&s, err)) < 0)
+		goto kill;
+	audit_start(&s, &rfs);
 	if (l->ttl && (ret = arm_timer(s.timer_fd, l->ttl)) < 0) {
 		bc_error_errno(err, -ret, "arm the deadline timer");
 		goto kill;
@@ -598,19 +921,54 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	} else if (!s.ready) {
 		ret = bc_error_set(err, EPIPE, "the sandbox ended during setup (status %d)",
 				   exit_status(s.status));
-	} else
+	} else if (s.ending == END_EXPIRED)
+		ret = BC_EXIT_EXPIRED;
+	else if (s.ending == END_REVOKED)
+		ret = BC_EXIT_REVOKED;
+	else
 		ret = exit_status(s.status);
 	goto out;
 kill:
-	kill(s.child, SIGKILL);
+	if (!err->code)
+		bc_error_set(err, -ret, "sandbox setup failed");
+	sandbox_kill(&s);
 	waitpid(s.child, NULL, 0);
 out:
-	(void)p;
+	/* Teardown, whatever the ending: nothing of the sandbox survives. */
+	if (s.child > 0)
+		audit_limits(&s);
+	if (s.dns_pid > 0) {
+		kill(s.dns_pid, SIGKILL);
+		waitpid(s.dns_pid, NULL, 0);
+	}
+	bc_uplink_detach(&s.uplink);
+	int cg_left = bc_cgroup_destroy(&s.cg);
+	bc_runtime_unregister(&rec);
+	l->clean = cg_left >= 0;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (s.child > 0) {
+		struct bc_json j;
+		bc_json_init(&j);
+		if (ret >= 0) {
+			bc_json_int(&j, "status", ret);
+			if (WIFSIGNALED(s.status) && s.ending == END_EXITED)
+				bc_json_int(&j, "signal", WTERMSIG(s.status));
+		} else
+			bc_json_str(&j, "error", err->msg);
+		bc_json_str(&j, "ending", ret < 0 ? "launcher_error" : s.ending == END_EXPIRED ? "expired"
+			    : s.ending == END_REVOKED ? "revoked" : "exited");
+		bc_json_uint(&j, "duration_ms", (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 +
+							   (t1.tv_nsec - t0.tv_nsec) / 1000000));
+		bc_audit_write(l->audit, "exit", &j);
+		bc_json_free(&j);
+	}
 	for (int i = 0; i < 2; i++)
 		if (sv[i] >= 0)
 			close(sv[i]);
 	if (s.sync_fd >= 0)
 		close(s.sync_fd);
+	if (s.nflog_fd >= 0)
+		close(s.nflog_fd);
 	if (s.sig_fd >= 0)
 		close(s.sig_fd);
 	if (s.timer_fd >= 0)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "audit.h"
 #include "policy.h"
 #include "util.h"
 
@@ -16,6 +17,8 @@
 #define BC_EXIT_LAUNCHER 125   /* the launcher could not build the sandbox */
 #define BC_EXIT_NOEXEC 126     /* command found but not executable */
 #define BC_EXIT_NOTFOUND 127   /* command not found */
+#define BC_EXIT_EXPIRED 124    /* the session deadline (ttl, expires_at) ended it */
+#define BC_EXIT_REVOKED 123    /* `browsercage revoke` or SIGUSR1 ended it */
 
 struct bc_launch {
 	const struct bc_policy *policy;
@@ -28,6 +31,12 @@ struct bc_launch {
 	const char *task_id;          /* may be NULL */
 	uint64_t ttl;                 /* seconds; 0 = none */
 	bool verbose;
+	const char *cgroup_parent;    /* --cgroup-parent, NULL = default */
+	struct bc_audit *audit;       /* where records go (may have fd -1) */
+	char attempt_id[33];          /* this attempt's own id (audit) */
+	const char *profile_label;    /* the leased label, for the audit log */
+	/* Filled by bc_launch_run for the caller's teardown records. */
+	bool clean;                   /* the sandbox was torn down completely */
 
 	/* Filled by bc_launch_prepare. */
 	bool root_mode;               /* caller is uid 0: map to policy host ids */
@@ -37,8 +46,12 @@ struct bc_launch {
 };
 
 /* Step 1: everything that can be refused before a namespace exists:
- * the seccomp program, identities, profile checks. */
+ * the session id, identities, the seccomp program. */
 int bc_launch_prepare(struct bc_launch *l, struct bc_error *err);
+
+/* Step 1, once l->profile_dir is final: open and check it (bc_profile_open
+ * against the uid the sandbox user maps to). */
+int bc_launch_open_profile(struct bc_launch *l, struct bc_error *err);
 
 /* Steps 2-8: run the sandbox to completion. Returns the exit status the
  * launcher should exit with (the command's status, 128+n for signal n), or

@@ -9,7 +9,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "audit.h"
+#include "commands.h"
 #include "launch.h"
+#include "lease.h"
 #include "policy.h"
 #include "ruleset.h"
 
@@ -20,16 +23,22 @@ static const char *prog = "browsercage";
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: browsercage run [--policy FILE] [--profile-dir DIR] [--task ID] [--ttl DUR]\n"
-		"                       [--pass-fd N]... [--verbose] -- CMD [ARG]...\n"
+		"usage: browsercage run [--policy FILE] [--profile-dir DIR | --profile LABEL]\n"
+		"                       [--profile-root DIR] [--recover] [--task ID] [--ttl DUR]\n"
+		"                       [--audit FILE | --audit-fd N] [--cgroup-parent PATH]\n"
+		"                       [--pass-fd N]... -- CMD [ARG]...\n"
 		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
 		"       browsercage explain FILE      effective policy and the nft ruleset\n"
+		"       browsercage lease|release LABEL [--task ID], list\n"
+		"       browsercage ps [--json], revoke SESSION, gc\n"
+		"       browsercage doctor [--policy FILE] [--json]\n"
+		"       browsercage prepare --policy FILE [--profile LABEL] [--assignment FILE]\n"
 		"       browsercage version\n"
 		"\n"
 		"run: start CMD in a fresh sandbox under the policy (default: the installed\n"
-		"default policy). Exit status: the command's, 128+n if it was killed by signal\n"
-		"n, 125 if the sandbox could not be built, 126 if CMD is not executable, 127 if\n"
-		"it was not found.\n");
+		"default policy). Exit status: the command's; 128+n if it was killed by signal\n"
+		"n; 123 if the session was revoked; 124 if its deadline passed; 125 if the\n"
+		"sandbox could not be built; 126 if CMD is not executable; 127 if not found.\n");
 }
 
 static int errorf(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -88,11 +97,21 @@ static int cmd_run(int argc, char **argv)
 		{ "ttl", required_argument, NULL, 'T' },
 		{ "pass-fd", required_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "audit", required_argument, NULL, 'a' },
+		{ "audit-fd", required_argument, NULL, 'A' },
+		{ "cgroup-parent", required_argument, NULL, 'c' },
+		{ "profile", required_argument, NULL, 'L' },
+		{ "profile-root", required_argument, NULL, 'R' },
+		{ "recover", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *policy_path = NULL;
-	struct bc_launch l = { .profile_fd = -1 };
+	const char *policy_path = NULL, *audit_path = NULL, *label = NULL, *profile_root = NULL;
+	int audit_fd = -1;
+	bool recover = false;
+	struct bc_audit audit = { .fd = -1 };
+	struct bc_lease lease = { .lock_fd = -1 };
+	struct bc_launch l = { .profile_fd = -1, .audit = &audit };
 	struct bc_policy p = {0};
 	struct bc_error err = {0};
 	int cli_fds[64], n_cli_fds = 0, c, ret;
@@ -116,6 +135,17 @@ static int cmd_run(int argc, char **argv)
 			n_cli_fds++;
 			break;
 		case 'v': l.verbose = true; break;
+		case 'a': audit_path = optarg; break;
+		case 'A':
+			if (parse_fd(optarg, &audit_fd) < 0 && strcmp(optarg, "2") != 0 && strcmp(optarg, "1") != 0)
+				return errorf(BC_EXIT_LAUNCHER, "--audit-fd: expected a descriptor number, got '%s'", optarg);
+			if (audit_fd < 0)
+				audit_fd = atoi(optarg);
+			break;
+		case 'c': l.cgroup_parent = optarg; break;
+		case 'L': label = optarg; break;
+		case 'R': profile_root = optarg; break;
+		case 'r': recover = true; break;
 		case 'h': usage(stdout); return 0;
 		default: return errorf(BC_EXIT_LAUNCHER, "run: bad option (see --help)");
 		}
@@ -130,11 +160,32 @@ static int cmd_run(int argc, char **argv)
 	 * namespace exists. */
 	if (bc_policy_load(&p, policy_path, &err) < 0)
 		return errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
-	if (p.profile == BC_PROFILE_ASSIGNED && !l.profile_dir) {
-		ret = errorf(BC_EXIT_LAUNCHER, "%s: profile = assigned but no --profile-dir was given", policy_path);
+	l.policy = &p;
+	if (label && l.profile_dir) {
+		ret = errorf(BC_EXIT_LAUNCHER, "give --profile-dir or --profile, not both");
 		goto out;
 	}
-	l.policy = &p;
+	if (bc_launch_prepare(&l, &err) < 0 ||
+	    bc_audit_open(&audit, audit_path ? audit_path : (audit_fd < 0 ? p.audit_log : NULL),
+			  audit_fd, l.session_id, &err) < 0) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+		goto out;
+	}
+	/* A labelled profile is leased for the run's whole life. */
+	if (label) {
+		if (bc_lease_acquire(&lease, profile_root ? profile_root : p.profile_root, label, l.task_id,
+				     recover, &audit, &err) < 0) {
+			ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+			goto out;
+		}
+		l.profile_dir = lease.dir;
+		l.profile_label = lease.label;
+	}
+	if (p.profile == BC_PROFILE_ASSIGNED && !l.profile_dir) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s: profile = assigned but no --profile-dir or --profile was given",
+			     policy_path);
+		goto out;
+	}
 	l.ttl = ttl ? ttl : p.ttl;
 	if (p.expires_at) {
 		int64_t left = p.expires_at - (int64_t)time(NULL);
@@ -167,14 +218,22 @@ static int cmd_run(int argc, char **argv)
 			fcntl(l.pass_fds[i], F_SETFD, fl & ~FD_CLOEXEC);
 	}
 
-	if (bc_launch_prepare(&l, &err) < 0) {
+	if (l.profile_dir && bc_launch_open_profile(&l, &err) < 0) {
 		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
 		goto out;
 	}
 	ret = bc_launch_run(&l, &err);
 	if (ret < 0)
 		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+	if (l.profile_dir) {
+		char dl[4096];
+		snprintf(dl, sizeof dl, "%s/Downloads", l.profile_dir);
+		if (p.downloads)
+			bc_downloads_audit(dl, &audit);
+	}
 out:
+	bc_lease_release(&lease, l.clean, &audit);
+	bc_audit_close(&audit);
 	bc_launch_free(&l);
 	free(l.pass_fds);
 	bc_policy_free(&p);
@@ -239,13 +298,16 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return BC_EXIT_LAUNCHER;
 	}
+	static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
+		{ "run", cmd_run }, { "check", cmd_check }, { "explain", cmd_explain },
+		{ "lease", bc_cmd_lease }, { "release", bc_cmd_release }, { "list", bc_cmd_list },
+		{ "ps", bc_cmd_ps }, { "revoke", bc_cmd_revoke }, { "gc", bc_cmd_gc },
+		{ "doctor", bc_cmd_doctor }, { "prepare", bc_cmd_prepare },
+	};
 	const char *cmd = argv[1];
-	if (strcmp(cmd, "run") == 0)
-		return cmd_run(argc - 1, argv + 1);
-	if (strcmp(cmd, "check") == 0)
-		return cmd_check(argc - 1, argv + 1);
-	if (strcmp(cmd, "explain") == 0)
-		return cmd_explain(argc - 1, argv + 1);
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (strcmp(cmd, cmds[i].name) == 0)
+			return cmds[i].fn(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("browsercage %s\n", PACKAGE_VERSION);
 		return 0;

@@ -172,10 +172,13 @@ static int fail(struct parser *st, const char *fmt, ...)
 	return r;
 }
 
-static int nomem(struct parser *st)
+static int nomem(struct parser *st, ...)
 {
-	return bc_error_set(&st->err, ENOMEM, "%s:%u: out of memory", st->file, st->line),
-	       st->err_line = st->err_line ? st->err_line : st->line + 1, -ENOMEM;
+	va_list ap;
+	va_start(ap, st);
+	int r = vfail(st, ENOMEM, "out of memory", ap);
+	va_end(ap);
+	return r;
 }
 
 /* Append a warning tied to line (0: the file as a whole). */
@@ -920,9 +923,11 @@ static int policy_lint(struct parser *st)
 	if (r >= 0 && p->net_mode == BC_NET_FILTERED) {
 		for (size_t i = 0; r >= 0 && i < p->n_allow_ports; i++) {
 			const struct bc_ports *pr = &p->allow_ports[i];
-			if ((pr->lo <= 53 && pr->hi >= 53) || (pr->lo <= 853 && pr->hi >= 853))
+			if ((pr->lo <= 53 && pr->hi >= 53) || (pr->lo <= 853 && pr->hi >= 853)) {
 				r = warn(st, key_line(st, "allow_ports"),
 					 "allow_ports includes port 53 or 853: DNS to other resolvers is still refused");
+				break;
+			}
 		}
 	}
 	if (r >= 0 && p->net_mode == BC_NET_NONE) {

@@ -1,0 +1,32 @@
+/* runtime.h: live sandboxes, for `ps`, `revoke` and `gc`.
+ *
+ * Each supervisor keeps a record <runtime dir>/<session>.run and holds an
+ * exclusive flock on it for its whole life: a record whose lock can be
+ * taken belongs to a dead launcher (a pid alone could be reused). */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+struct bc_runtime_rec {
+	char session[33];
+	char task[128];
+	char profile[1024];
+	char policy[1024];
+	pid_t pid;                  /* the supervisor */
+	int64_t started;            /* unix seconds */
+	int fd;                     /* the locked record, -1 when not ours */
+	char path[4096];
+};
+
+/* The runtime directory: $XDG_RUNTIME_DIR/browsercage, else
+ * /run/browsercage for root, else /run/user/UID/browsercage or
+ * /tmp/browsercage-UID; created 0700 and checked to be ours. */
+int bc_runtime_dir(char *buf, size_t len, struct bc_error *err);
+
+/* Create and lock the record of a starting sandbox. */
+int bc_runtime_register(struct bc_runtime_rec *rec, struct bc_error *err);
+/* Remove the record (at teardown). */
+void bc_runtime_unregister(struct bc_runtime_rec *rec);
