@@ -41,6 +41,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "printed policy does not parse: %s\n%s", err2.msg, text);
 			__builtin_trap();
 		}
+		/* and it is the same policy: it prints the same (after the
+		 * comment header, which names the file and its digest) */
+		char *text2 = NULL;
+		size_t len2 = 0;
+		FILE *mem2 = open_memstream(&text2, &len2);
+		if (mem2) {
+			bc_policy_print(&q, mem2);
+			fclose(mem2);
+			const char *a = strstr(text, "\n["), *b = strstr(text2, "\n[");
+			if (!a || !b || strcmp(a, b) != 0) {
+				fprintf(stderr, "round trip changed the policy:\n%s\n---\n%s", text, text2);
+				__builtin_trap();
+			}
+			free(text2);
+		}
 		bc_policy_free(&q);
 		free(text);
 	}
