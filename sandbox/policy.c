@@ -796,7 +796,16 @@ static int handle(struct parser *st, const char *section, const char *name, cons
 		if (!IS_LIST(st->prev))
 			return fail(st, "%s: continuation line, but %s takes a single value (only list keys continue on indented lines)",
 				    st->prev->name, st->prev->name);
-		return list_add(st, st->prev, value);
+		/* Debian's inih leaves inline comments on continuation lines */
+		_cleanup_free_ char *v = strdup(value);
+		if (!v)
+			return nomem(st);
+		for (char *c = v; (c = strchr(c, ';')); c++)
+			if (c > v && (c[-1] == ' ' || c[-1] == '\t')) {
+				*c = '\0';
+				break;
+			}
+		return list_add(st, st->prev, v);
 	}
 	if (!*section)
 		return fail(st, "key '%s' outside any section", shown(name, b));

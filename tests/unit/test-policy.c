@@ -490,6 +490,8 @@ static void test_list_errors(void)
 	refused("[network]\nallow_ports = 8100-8000\n", "t.ini:2: allow_ports: 8100-8000 is out of range (ports 1 to 65535, low-high)");
 	refused("[network]\nallow_ports = 80-\n",
 		"t.ini:2: allow_ports: expected a port like 443 or a range like 8000-8100, got '80-'");
+	refused("[network]\nallow_ports =\n  9000;9001 ;comment\n",
+		"t.ini:3: allow_ports: expected a port like 443 or a range like 8000-8100, got '9000;9001'");
 	refused("[network]\nallow_ports = http\n",
 		"t.ini:2: allow_ports: expected a port like 443 or a range like 8000-8100, got 'http'");
 	refused("[network]\nallow_ports = 1-2-3\n",
@@ -566,9 +568,9 @@ static void test_accept(void)
 		"allow_domains = Example.COM., *.example.org,\n"
 		"    ; a comment inside the list\n"
 		"\n"
-		"\tdocs.example.net,, api.example.net\n"
+		"\tdocs.example.net,, api.example.net ; inline comment on a continuation line\n"
 		"allow_ports =\n"
-		"    443, 8000-8100\n"
+		"    443, 8000-8100\t; tab before the comment\n"
 		"allow_cidrs = 198.51.100.0/24, 2001:db8::/48\n"
 		"dns_upstream = 203.0.113.53, 2001:db8::53\n"
 		"dns_min_ttl = 1m\n"
