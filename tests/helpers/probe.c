@@ -20,7 +20,14 @@
  *   probe write PATH            exit 0 if the write failed
  *   probe read PATH             exit 0 if the read failed
  *   probe exit N | kill-self SIG | sleep N | env
- *   probe fds [ALLOWED_FD...]   exit 0 if no fd besides 0-2 and ALLOWED */
+ *   probe fds [ALLOWED_FD...]   exit 0 if no fd besides 0-2 and ALLOWED
+ *   probe hog MB                allocate and touch MB MiB (exit 0 if all were)
+ *   probe forkbomb N [HOLD]     fork up to N pausing children, print how many
+ *                               forks worked, hold them HOLD seconds; exit 0
+ *                               if a fork was refused
+ *   probe spin SECONDS          busy-loop; print wall_ms and cpu_ms
+ *   probe cgroupfs              exit 0 if no cgroup file can be opened for
+ *                               writing and no cgroupfs can be mounted */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -38,9 +45,17 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/mount.h>
+#include <net/if.h>
+#include <stddef.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/seccomp.h>
 
@@ -398,11 +413,409 @@ static int cmd_fds(int argc, char **argv)
 	return safe ? 0 : 1;
 }
 
+/* ---- workloads for the limit tests --------------------------------------- */
+
+static int cmd_hog(long mb)
+{
+	for (long i = 0; i < mb; i++) {
+		char *p = malloc(1 << 20);
+		if (!p) {
+			printf("hog malloc failed after %ld MiB\n", i);
+			return 1;
+		}
+		memset(p, 0x5a, 1 << 20);   /* kept: the point is to hold it */
+		if (i % 16 == 15)
+			printf("hog %ld MiB\n", i + 1);
+	}
+	printf("hog done %ld MiB\n", mb);
+	return 0;
+}
+
+static int cmd_forkbomb(long max, long hold)
+{
+	pid_t *kids = calloc((size_t)max, sizeof *kids);
+	long forks = 0;
+	int e = 0;
+	if (!kids)
+		return 1;
+	for (; forks < max; forks++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			e = errno;
+			break;
+		}
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			pause();
+			_exit(0);
+		}
+		kids[forks] = pid;
+	}
+	printf("forkbomb forks=%ld errno=%s\n", forks, e ? errname(e) : "none");
+	fflush(stdout);
+	if (hold > 0)
+		sleep((unsigned)hold);
+	for (long i = 0; i < forks; i++)
+		kill(kids[i], SIGKILL);
+	for (long i = 0; i < forks; i++)
+		waitpid(kids[i], NULL, 0);
+	free(kids);
+	return e == EAGAIN ? 0 : 1;
+}
+
+static long ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
+static int cmd_spin(long secs)
+{
+	struct timespec t0, now, cpu0 = { 0, 0 }, cpu;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
+	do {
+		for (volatile int i = 0; i < 100000; i++)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (ms_between(&t0, &now) < secs * 1000);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	printf("spin wall_ms=%ld cpu_ms=%ld\n", ms_between(&t0, &now), ms_between(&cpu0, &cpu));
+	return 0;
+}
+
+/* Can a cgroup file of ours be opened for writing? Only opened, never
+ * written, so that running this on the host changes nothing. */
+static bool cg_file_writable(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof path, "%s/%s", dir, file);
+	if (n < 0 || (size_t)n >= sizeof path)
+		return false;
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	printf("cgroupfs %s opens for writing\n", path);
+	return true;
+}
+
+static int cmd_cgroupfs(void)
+{
+	static const char *const files[] = { "cgroup.procs", "pids.max", "memory.max", "cpu.max",
+		"memory.limit_in_bytes", "cpu.cfs_quota_us", "cgroup.subtree_control", "tasks" };
+	bool safe = true;
+	struct statvfs sv;
+
+	if (access("/sys/fs/cgroup", F_OK) != 0)
+		printf("cgroupfs /sys/fs/cgroup absent (errno=%s)\n", errname(errno));
+	else if (statvfs("/sys/fs/cgroup", &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		printf("cgroupfs /sys/fs/cgroup read-only\n");
+	else
+		printf("cgroupfs /sys/fs/cgroup present and not read-only\n");
+
+	/* Every directory /proc/self/cgroup names, under each hierarchy. */
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+	while (f && fgets(line, sizeof line, f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+		char dir[PATH_MAX];
+		const char *ctrl = c1 + 1;
+		size_t n = strcspn(ctrl, ",");
+		if (*ctrl)
+			snprintf(dir, sizeof dir, "/sys/fs/cgroup/%.*s%s", (int)n, ctrl, c2 + 1);
+		else
+			snprintf(dir, sizeof dir, "/sys/fs/cgroup%s", c2 + 1);
+		for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+			safe &= !cg_file_writable(dir, files[i]);
+	}
+	if (f)
+		fclose(f);
+
+	/* No writable cgroup mount anywhere. */
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && fgets(line, sizeof line, f)) {
+		char *sep = strstr(line, " - ");
+		if (!sep || (strncmp(sep + 3, "cgroup ", 7) != 0 && strncmp(sep + 3, "cgroup2 ", 8) != 0))
+			continue;
+		char mp[PATH_MAX], opts[1024];
+		if (sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mp, opts) != 2)
+			continue;
+		if (strncmp(opts, "ro", 2) != 0 || (opts[2] && opts[2] != ',')) {
+			printf("cgroupfs writable mount at %s (%s)\n", mp, opts);
+			safe = false;
+		}
+	}
+	if (f)
+		fclose(f);
+
+	/* Mounting one must fail; should it work (on the host as root), undo it. */
+	char tmpl[] = "/tmp/probe-cgroup.XXXXXX";
+	const char *target = mkdtemp(tmpl);
+	static const char *const fstypes[][2] = { { "cgroup2", NULL }, { "cgroup", "pids" } };
+	for (size_t i = 0; target && i < ARRAY_SIZE(fstypes); i++) {
+		if (mount("none", target, fstypes[i][0], MS_NOSUID | MS_NODEV | MS_NOEXEC, fstypes[i][1]) == 0) {
+			printf("cgroupfs mount -t %s succeeded\n", fstypes[i][0]);
+			umount2(target, MNT_DETACH);
+			safe = false;
+		} else
+			printf("cgroupfs mount -t %s errno=%s\n", fstypes[i][0], errname(errno));
+	}
+	if (target)
+		rmdir(target);
+	return safe ? 0 : 1;
+}
+
+static int cmd_landlock_status(void)
+{
+	long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1 /* VERSION */);
+	if (abi < 0)
+		printf("landlock kernel-abi=0 errno=%s\n", errname(errno));
+	else
+		printf("landlock kernel-abi=%ld\n", abi);
+	return 0;
+}
+
+static int cmd_reopen_write(const char *fd)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%s", fd);
+	int f = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (f < 0) {
+		printf("reopen-write %s errno=%s\n", fd, errname(errno));
+		return 0;
+	}
+	ssize_t n = write(f, "x", 1);
+	close(f);
+	printf("reopen-write %s succeeded (wrote %zd)\n", fd, n);
+	return 1;
+}
+
+static int cmd_signal(long pid, int sig)
+{
+	if (kill((pid_t)pid, sig) < 0) {
+		printf("signal %ld errno=%s\n", pid, errname(errno));
+		return 0;
+	}
+	printf("signal %ld delivered\n", pid);
+	return 1;
+}
+
+static int cmd_ptrace(long pid)
+{
+	if (syscall(SYS_ptrace, 16 /* PTRACE_ATTACH */, pid, 0, 0) < 0) {
+		printf("ptrace %ld errno=%s\n", pid, errname(errno));
+		return 0;
+	}
+	syscall(SYS_ptrace, 17 /* PTRACE_DETACH */, pid, 0, 0);
+	printf("ptrace %ld attached\n", pid);
+	return 1;
+}
+
+static socklen_t unix_addr(struct sockaddr_un *sun, const char *name, bool abstract)
+{
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	size_t n = strnlen(name, sizeof sun->sun_path - 2);
+	memcpy(sun->sun_path + abstract, name, n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + n + !abstract);
+}
+
+static int cmd_unix_connect(const char *name, bool abstract)
+{
+	struct sockaddr_un sun;
+	socklen_t len = unix_addr(&sun, name, abstract);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		printf("connect socket errno=%s\n", errname(errno));
+		return 0;
+	}
+	int r = connect(fd, (struct sockaddr *)&sun, len);
+	int e = errno;
+	close(fd);
+	if (r < 0) {
+		printf("connect %s%s errno=%s\n", abstract ? "@" : "", name, errname(e));
+		return 0;
+	}
+	printf("connect %s%s succeeded\n", abstract ? "@" : "", name);
+	return 1;
+}
+
+static int cmd_abstract_listen(const char *name)
+{
+	struct sockaddr_un sun;
+	socklen_t len = unix_addr(&sun, name, true);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, len) < 0 || listen(fd, 8) < 0) {
+		printf("listen @%s errno=%s\n", name, errname(errno));
+		return 1;
+	}
+	printf("listening\n");
+	char c;
+	while (read(0, &c, 1) > 0)
+		;
+	return 0;
+}
+
+static int i386_socketcall(void)
+{
+	long r;
+	/* socketcall(SYS_SOCKET, NULL): a harmless EFAULT were it let through */
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(102), "b"(1), "c"(0) : "memory", "r8", "r9", "r10", "r11");
+	printf("i386 socketcall returned %ld\n", r);
+	fflush(stdout);
+	return r == -EFAULT || r >= 0 ? 10 : 11;
+}
+
+/* CAP_NET_ADMIN over the sandbox's netns (lo's flags written back
+ * unchanged) and CAP_SYS_ADMIN over its UTS namespace. */
+static bool ns_admin_refused(const char *when)
+{
+	bool refused = true;
+	struct ifreq ifr = { 0 };
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	if (s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) == 0) {
+			printf("netadmin %s: SIOCSIFFLAGS on lo succeeded\n", when);
+			refused = false;
+		} else
+			printf("netadmin %s: SIOCSIFFLAGS errno=%s\n", when, errname(errno));
+	}
+	if (s >= 0)
+		close(s);
+	char host[65] = "";
+	gethostname(host, sizeof host - 1);
+	if (sethostname(host, strlen(host)) == 0) {
+		printf("netadmin %s: sethostname succeeded\n", when);
+		refused = false;
+	} else
+		printf("netadmin %s: sethostname errno=%s\n", when, errname(errno));
+	return refused;
+}
+
+static int netadmin_nested(void)
+{
+	if (unshare(CLONE_NEWUSER) < 0) {
+		printf("netadmin unshare(CLONE_NEWUSER) errno=%s\n", errname(errno));
+		return 1;
+	}
+	return ns_admin_refused("nested") ? 0 : 1;
+}
+
+static int cmd_netadmin(void)
+{
+	bool safe = ns_admin_refused("sandbox");
+	int st = child_run(netadmin_nested);
+	return safe && st == 0 ? 0 : 1;
+}
+
+static int nested_remount(void)
+{
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
+		printf("nested-remount unshare errno=%s\n", errname(errno));
+		return 1;
+	}
+	bool safe = true;
+	if (mount(NULL, "/usr", NULL, MS_REMOUNT | MS_BIND, NULL) == 0) {
+		printf("nested-remount: /usr remounted writable\n");
+		safe = false;
+	} else
+		printf("nested-remount: remount errno=%s\n", errname(errno));
+	if (umount2("/usr", MNT_DETACH) == 0) {
+		printf("nested-remount: /usr unmounted\n");
+		safe = false;
+	} else
+		printf("nested-remount: umount errno=%s\n", errname(errno));
+	return safe ? 0 : 1;
+}
+
+static int cmd_securebits(void)
+{
+	int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+	/* NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE, each locked; KEEP_CAPS off and locked */
+	int want = 0x1 | 0x2 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+	printf("securebits 0x%x (want 0x%x)\n", bits, want);
+	return bits >= 0 && (bits & want) == want && !(bits & 0x10) ? 0 : 1;
+}
+
+static int cmd_setuid_root(void)
+{
+	bool safe = true;
+	if (setuid(0) == 0) {
+		printf("setuid(0) succeeded\n");
+		safe = false;
+	} else
+		printf("setuid(0) errno=%s\n", errname(errno));
+	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
+	struct { uint32_t eff, prm, inh; } data[2] = { { ~0u, ~0u, ~0u }, { ~0u, ~0u, ~0u } };
+	if (syscall(SYS_capset, &hdr, data) == 0) {
+		printf("capset(all) succeeded\n");
+		safe = false;
+	} else
+		printf("capset(all) errno=%s\n", errname(errno));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, 21 /* CAP_SYS_ADMIN */, 0, 0) == 0) {
+		printf("ambient raise succeeded\n");
+		safe = false;
+	} else
+		printf("ambient raise errno=%s\n", errname(errno));
+	return safe ? 0 : 1;
+}
+
+/* cwd is inside the sandbox and its ".." chain ends at the sandbox's "/". */
+static int cmd_cwd(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/cwd", buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	struct stat root, st;
+	if (stat("/", &root) < 0)
+		return 1;
+	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < 256 && fd >= 0; i++) {
+		if (fstat(fd, &st) < 0)
+			break;
+		if (st.st_dev == root.st_dev && st.st_ino == root.st_ino) {
+			printf("cwd %s reaches the sandbox root in %d steps\n", buf, i);
+			close(fd);
+			return buf[0] == '/' ? 0 : 1;
+		}
+		int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = up;
+	}
+	printf("cwd %s: its parents never reach the sandbox root\n", buf);
+	return 1;
+}
+
+static int cmd_cgroup(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[512];
+	bool safe = f != NULL;
+	for (int i = 0; f && i < 64 && fgets(line, sizeof line, f); i++) {
+		line[strcspn(line, "\n")] = '\0';
+		char *path = strrchr(line, ':');
+		printf("cgroup %s\n", line);
+		if (!path || strcmp(path, ":/") != 0)
+			safe = false;
+	}
+	if (f)
+		fclose(f);
+	return safe ? 0 : 1;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: probe syscalls | try NAME | allowed | tiocsti | tiocsti-high | tioclinux\n"
 			"       | i386 | x32 | caps | userns | io_uring | uid | write PATH | read PATH\n"
-			"       | exit N | kill-self SIG | sleep N | fds [ALLOWED_FD...] | env\n");
+			"       | exit N | kill-self SIG | sleep N | fds [ALLOWED_FD...] | env\n"
+			"       | hog MB | forkbomb N [HOLD] | spin SECONDS | cgroupfs\n");
 	return 2;
 }
 
@@ -438,6 +851,26 @@ int main(int argc, char **argv)
 			return cmd_io_uring();
 		if (!strcmp(cmd, "uid"))
 			return cmd_uid();
+		if (!strcmp(cmd, "landlock-status"))
+			return cmd_landlock_status();
+		if (!strcmp(cmd, "i386-socketcall"))
+			return abi_probe("i386 socketcall", i386_socketcall);
+		if (!strcmp(cmd, "netadmin"))
+			return cmd_netadmin();
+		if (!strcmp(cmd, "nested-remount")) {
+			int st = child_run(nested_remount);
+			return st == 0 ? 0 : 1;
+		}
+		if (!strcmp(cmd, "securebits"))
+			return cmd_securebits();
+		if (!strcmp(cmd, "setuid-root"))
+			return cmd_setuid_root();
+		if (!strcmp(cmd, "cwd"))
+			return cmd_cwd();
+		if (!strcmp(cmd, "cgroup"))
+			return cmd_cgroup();
+		if (!strcmp(cmd, "cgroupfs"))
+			return cmd_cgroupfs();
 		if (!strcmp(cmd, "env")) {
 			for (char **e = environ; e && *e; e++)
 				printf("%s\n", *e);
@@ -446,6 +879,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "fds"))
 		return cmd_fds(argc - 2, argv + 2);
+	if (!strcmp(cmd, "forkbomb") && (argc == 3 || argc == 4)) {
+		long hold = 0;
+		if (parse_int(argv[2], 1, 100000, &n) < 0 || (argc == 4 && parse_int(argv[3], 0, 3600, &hold) < 0))
+			return usage();
+		return cmd_forkbomb(n, hold);
+	}
 	if (argc == 3) {
 		const char *arg = argv[2];
 		if (!strcmp(cmd, "try"))
@@ -454,17 +893,37 @@ int main(int argc, char **argv)
 			return cmd_write(arg);
 		if (!strcmp(cmd, "read"))
 			return cmd_read(arg);
+		if (!strcmp(cmd, "reopen-write"))
+			return cmd_reopen_write(arg);
+		if (!strcmp(cmd, "ptrace") && parse_int(arg, 1, INT_MAX, &n) == 0)
+			return cmd_ptrace(n);
+		if (!strcmp(cmd, "abstract-connect"))
+			return cmd_unix_connect(arg, true);
+		if (!strcmp(cmd, "unix-connect"))
+			return cmd_unix_connect(arg, false);
+		if (!strcmp(cmd, "abstract-listen"))
+			return cmd_abstract_listen(arg);
 		if (!strcmp(cmd, "exit") && parse_int(arg, 0, 255, &n) == 0)
 			return (int)n;
 		if (!strcmp(cmd, "kill-self")) {
 			int sig = parse_signal(arg);
 			return sig > 0 ? cmd_kill_self(sig) : usage();
 		}
+		if (!strcmp(cmd, "hog") && parse_int(arg, 1, 1 << 20, &n) == 0)
+			return cmd_hog(n);
+		if (!strcmp(cmd, "spin") && parse_int(arg, 1, 3600, &n) == 0)
+			return cmd_spin(n);
 		if (!strcmp(cmd, "sleep") && parse_int(arg, 0, 86400, &n) == 0) {
 			printf("sleeping %ld\n", n);
 			sleep((unsigned)n);
 			return 0;
 		}
+	}
+	if (argc == 4 && !strcmp(cmd, "signal") && parse_int(argv[2], -1, INT_MAX, &n) == 0) {
+		int sig = parse_signal(argv[3]);
+		if (sig < 0 && !strcmp(argv[3], "0"))
+			sig = 0;
+		return sig >= 0 ? cmd_signal(n, sig) : usage();
 	}
 	return usage();
 }
