@@ -35,18 +35,22 @@ for who in root "$TEST_USER"; do
 	# Keep a browser up and look at its renderer from inside the sandbox:
 	# a second pid namespace level (NSpid has two ids) and two seccomp
 	# filters (ours and Chromium's) prove Chromium's sandbox is on.
+	# A renderer applies its filter moments after it starts: poll until
+	# one shows it, or report the last one seen.
 	script='
 		"$0" "$@" about:blank >/dev/null 2>&1 &
+		last=""
 		for i in $(seq 100); do
 			for p in /proc/[0-9]*; do
 				# Chromium rewrites its argv into one string.
 				case "$(tr "\0" " " <$p/cmdline 2>/dev/null)" in "$0 --type=renderer "*)
-					grep -E "^(NSpid|Seccomp_filters):" $p/status; kill $!; exit 0
+					last=$(grep -E "^(NSpid|Seccomp_filters):" $p/status)
+					case "$last" in *"Seccomp_filters:"*[2-9]*) echo "$last"; kill $!; exit 0;; esac
 				esac
 			done
 			sleep 0.2
 		done
-		kill $!; exit 1'
+		echo "$last"; kill $!; exit 1'
 	out=$(as "$who" timeout 120 "$BC" run --policy "$POL" -- /bin/sh -c "$script" "$CHROMIUM" \
 		"${FLAGS[@]}" --remote-debugging-port=0 2>/dev/null)
 	nspid=$(awk '/^NSpid:/ {print NF - 1}' <<<"$out")
