@@ -44,6 +44,7 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "devtools.h"
 #include "dnsfilter.h"
 #include "landlock.h"
 #include "launch.h"
@@ -326,6 +327,12 @@ static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_roo
 		bc_error_errno(&err, errno, "chdir " BC_SANDBOX_HOME);
 		child_fail(sync_fd, &err);
 	}
+	/* --devtools-forward: stderr goes through the forwarder, which
+	 * rewrites Chromium's DevTools announcement (devtools.h). */
+	if (l->devtools_forward && dup2(l->devtools_stderr, 2) < 0) {
+		bc_error_errno(&err, errno, "redirect stderr to the DevTools forwarder");
+		child_fail(sync_fd, &err);
+	}
 	int r = close_inherited(l, sync_fd);
 	if (r < 0) {
 		bc_error_errno(&err, -r, "close inherited file descriptors");
@@ -602,6 +609,7 @@ struct supervisor {
 	struct bc_cgroup cg;
 	struct bc_uplink_state uplink;
 	pid_t dns_pid;
+	struct bc_devtools devtools;
 };
 
 static int arm_timer(int fd, uint64_t seconds)
@@ -660,6 +668,10 @@ static int supervise_once(struct supervisor *s)
 			bc_json_int(&j, "landlock_abi", m.code);
 			bc_audit_write(s->l->audit, "ready", &j);
 			bc_json_free(&j);
+			if (s->l->devtools_forward &&
+			    bc_devtools_start(&s->devtools, s->child, STDERR_FILENO, s->l->audit,
+					      &s->child_err) < 0)
+				sandbox_kill(s);
 		} else if (r == 1 && m.type == BC_MSG_ERROR)
 			bc_error_set(&s->child_err, m.code, "%s", m.text);
 		else if (r != 0)
@@ -816,7 +828,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	struct bc_rootfs rfs;
 	struct bc_runtime_rec rec = { .fd = -1 };
 	struct supervisor s = { .l = l, .child = -1, .sync_fd = -1, .sig_fd = -1, .timer_fd = -1,
-				.nflog_fd = -1, .uplink = { .lock_fd = -1 } };
+				.nflog_fd = -1, .uplink = { .lock_fd = -1 }, .devtools = BC_DEVTOOLS_INIT };
 	int sv[2] = { -1, -1 };
 	int ret;
 	char name[64];
@@ -839,6 +851,11 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		ret = bc_error_errno(err, errno, "set up the supervisor");
 		goto out;
+	}
+	if (l->devtools_forward) {
+		if ((ret = bc_devtools_prepare(&s.devtools, err)) < 0)
+			goto out;
+		l->devtools_stderr = s.devtools.stderr_wr;
 	}
 
 	/* The sandbox's own cgroup, with its limits written and read back,
@@ -884,6 +901,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 			close(l->audit->fd);
 		close(s.sig_fd);
 		close(s.timer_fd);
+		if (s.devtools.stderr_rd >= 0)
+			close(s.devtools.stderr_rd);
 		init_main(l, &rfs, sv[1]);
 	}
 	s.child = pid;
@@ -891,6 +910,10 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	sv[1] = -1;
 	s.sync_fd = TAKE_FD(sv[0]);
 	bc_rootfs_close_fds(&rfs);
+	if (s.devtools.stderr_wr >= 0) {
+		close(s.devtools.stderr_wr);
+		s.devtools.stderr_wr = -1;
+	}
 
 	if ((ret = write_id_maps(l, pid, err)) < 0)
 		goto kill;
@@ -941,6 +964,7 @@ out:
 		kill(s.dns_pid, SIGKILL);
 		waitpid(s.dns_pid, NULL, 0);
 	}
+	bc_devtools_stop(&s.devtools, STDERR_FILENO);
 	bc_uplink_detach(&s.uplink);
 	int cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);

@@ -35,6 +35,11 @@ struct bc_launch {
 	struct bc_audit *audit;       /* where records go (may have fd -1) */
 	char attempt_id[33];          /* this attempt's own id (audit) */
 	const char *profile_label;    /* the leased label, for the audit log */
+	/* --devtools-forward: the command's stderr is a pipe read by the
+	 * DevTools forwarder (devtools.h); devtools_stderr is its write end,
+	 * set by bc_launch_run. */
+	bool devtools_forward;
+	int devtools_stderr;
 	/* Filled by bc_launch_run for the caller's teardown records. */
 	bool clean;                   /* the sandbox was torn down completely */
 

@@ -26,7 +26,7 @@ static void usage(FILE *out)
 		"usage: browsercage run [--policy FILE] [--profile-dir DIR | --profile LABEL]\n"
 		"                       [--profile-root DIR] [--recover] [--task ID] [--ttl DUR]\n"
 		"                       [--audit FILE | --audit-fd N] [--cgroup-parent PATH]\n"
-		"                       [--pass-fd N]... -- CMD [ARG]...\n"
+		"                       [--pass-fd N]... [--devtools-forward] -- CMD [ARG]...\n"
 		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
 		"       browsercage explain FILE      effective policy and the nft ruleset\n"
 		"       browsercage lease|release LABEL [--task ID], list\n"
@@ -103,6 +103,7 @@ static int cmd_run(int argc, char **argv)
 		{ "profile", required_argument, NULL, 'L' },
 		{ "profile-root", required_argument, NULL, 'R' },
 		{ "recover", no_argument, NULL, 'r' },
+		{ "devtools-forward", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -146,6 +147,7 @@ static int cmd_run(int argc, char **argv)
 		case 'L': label = optarg; break;
 		case 'R': profile_root = optarg; break;
 		case 'r': recover = true; break;
+		case 'D': l.devtools_forward = true; break;
 		case 'h': usage(stdout); return 0;
 		default: return errorf(BC_EXIT_LAUNCHER, "run: bad option (see --help)");
 		}
