@@ -1,39 +1,956 @@
-/* lease.c: placeholder until profile leases land. */
+/* lease.c: profile leases, reservations, attempts, downloads evidence, and
+ * the lease/release/list subcommands. See lease.h for the layout. */
 #include "config.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/openat2.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 
+#include "assign.h"
 #include "commands.h"
 #include "lease.h"
+#include "sha256.h"
 
-int bc_lease_acquire(struct bc_lease *l, const char *root, const char *label, const char *task,
-		     bool recover, struct bc_audit *a, struct bc_error *err)
+#define LOCK_HOLD 0   /* byte held for a sandbox's life */
+#define LOCK_MUTEX 1  /* byte held while the record is read and written */
+
+bool bc_label_valid(const char *s)
 {
+	size_t n = strlen(s);
+	if (n == 0 || n > 40 || strcmp(s, "templates") == 0)
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
+}
+
+int bc_label_check(const char *what, const char *s, struct bc_error *err)
+{
+	if (bc_label_valid(s))
+		return 0;
+	return bc_error_set(err, EINVAL, "%s '%s' is not valid: use 1 to 40 lower-case letters, digits "
+			    "and '-'%s", what, s, strcmp(s, "templates") == 0 ? " ('templates' is reserved)" : "");
+}
+
+/* ---- the root and its metadata --------------------------------------------- */
+
+/* Open (creating the last component if missing) the profile root: an
+ * absolute path without symlinks, a directory owned by the caller or root
+ * and writable by nobody else. */
+static int root_open(const char *root, struct bc_error *err)
+{
+	if (!root || root[0] != '/')
+		return bc_error_set(err, EINVAL, "profile root %s: must be an absolute path", root ? root : "(none)");
+	if (mkdir(root, 0755) < 0 && errno != EEXIST)
+		return bc_error_errno(err, errno, "profile root %s", root);
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, root, &how, sizeof how);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "profile root %s%s", root,
+				      errno == ELOOP ? " (a component is a symlink; give the real path)" : "");
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return bc_error_errno(err, errno, "profile root %s", root);
+	if (st.st_uid != getuid() && st.st_uid != 0)
+		return bc_error_set(err, EPERM, "profile root %s is owned by uid %u, not by you or root",
+				    root, (unsigned)st.st_uid);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return bc_error_set(err, EPERM, "profile root %s is writable by group or others "
+				    "(chmod go-w %s)", root, root);
+	return TAKE_FD(fd);
+}
+
+/* A private metadata directory under the root (".leases", ".attempts"). */
+static int meta_open(int root_fd, const char *root, const char *name, struct bc_error *err)
+{
+	if (mkdirat(root_fd, name, 0700) < 0 && errno != EEXIST)
+		return bc_error_errno(err, errno, "%s/%s", root, name);
+	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "%s/%s", root, name);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return bc_error_errno(err, errno, "%s/%s", root, name);
+	if (st.st_uid != getuid() || (st.st_mode & 077))
+		return bc_error_set(err, EPERM, "%s/%s must be owned by uid %u with mode 0700", root, name,
+				    (unsigned)getuid());
+	return TAKE_FD(fd);
+}
+
+static int lock_byte(int fd, int cmd, short type, off_t byte)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
+	int r;
+	do
+		r = fcntl(fd, cmd, &fl);
+	while (r < 0 && errno == EINTR && cmd == F_SETLKW);
+	return r < 0 ? -errno : 0;
+}
+
+/* The pid holding byte 0 (a live sandbox's supervisor), 0 if none. */
+static pid_t lock_holder(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOCK_HOLD, .l_len = 1 };
+	if (fcntl(fd, F_GETLK, &fl) < 0 || fl.l_type == F_UNLCK)
+		return 0;
+	return fl.l_pid;
+}
+
+/* The lease record, as stored in .leases/<label>.json. */
+struct record {
+	bool exists;
+	char task[65];
+	bool reserved;
+	bool persistent;
+	char state[16];      /* running, clean, dirty */
+	long pid;
+	char session[33];
+};
+
+static void copy_str(char *dst, size_t n, const char *s)
+{
+	snprintf(dst, n, "%s", s ? s : "");
+}
+
+static void record_read(int meta_fd, const char *label, struct record *rec)
+{
+	char name[64];
+	*rec = (struct record){ .persistent = true };
+	snprintf(name, sizeof name, "%s.json", label);
+	_cleanup_close_ int fd = openat(meta_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	struct bc_jv *v = NULL;
+	if (fd < 0 || bc_read_fd(fd, &text, &len, 4096) < 0 || bc_jv_parse(text, len, name, &v, NULL) < 0)
+		return;
+	rec->exists = true;
+	copy_str(rec->task, sizeof rec->task, bc_jv_str(v, "task"));
+	copy_str(rec->state, sizeof rec->state, bc_jv_str(v, "state"));
+	copy_str(rec->session, sizeof rec->session, bc_jv_str(v, "session"));
+	const struct bc_jv *m;
+	if ((m = bc_jv_get(v, "reserved")) && m->type == BC_JV_BOOL)
+		rec->reserved = m->b;
+	if ((m = bc_jv_get(v, "persistent")) && m->type == BC_JV_BOOL)
+		rec->persistent = m->b;
+	if ((m = bc_jv_get(v, "pid")) && m->type == BC_JV_NUMBER)
+		rec->pid = (long)m->num;
+	bc_jv_free(v);
+}
+
+/* Replace the record atomically (write a temporary file, rename). */
+static int record_write(int meta_fd, const char *label, const struct record *rec)
+{
+	char name[64], tmp[80], ts[32];
+	struct bc_json j;
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	bc_json_init(&j);
+	bc_json_str(&j, "label", label);
+	bc_json_str(&j, "task", rec->task[0] ? rec->task : NULL);
+	bc_json_bool(&j, "reserved", rec->reserved);
+	bc_json_bool(&j, "persistent", rec->persistent);
+	bc_json_str(&j, "state", rec->state[0] ? rec->state : NULL);
+	bc_json_int(&j, "pid", rec->pid);
+	bc_json_str(&j, "session", rec->session[0] ? rec->session : NULL);
+	bc_json_str(&j, "updated", ts);
+	const char *text = bc_json_text(&j);
+	snprintf(name, sizeof name, "%s.json", label);
+	snprintf(tmp, sizeof tmp, ".%s.json.%ld", label, (long)getpid());
+	int r = -ENOMEM;
+	if (text) {
+		int fd = openat(meta_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		r = fd < 0 ? -errno : bc_write_all(fd, text, strlen(text));
+		if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && r == 0)
+			r = -errno;
+		if (r == 0 && renameat(meta_fd, tmp, meta_fd, name) < 0)
+			r = -errno;
+		if (r < 0)
+			unlinkat(meta_fd, tmp, 0);
+	}
+	bc_json_free(&j);
+	return r;
+}
+
+/* Everything a lease operation holds while it looks at one label. */
+struct slot {
+	int root_fd, meta_fd, lock_fd;
+	struct record rec;
+};
+
+static void slot_close(struct slot *s)
+{
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);   /* drops every POSIX lock of ours on it */
+	if (s->meta_fd >= 0)
+		close(s->meta_fd);
+	if (s->root_fd >= 0)
+		close(s->root_fd);
+	s->root_fd = s->meta_fd = s->lock_fd = -1;
+}
+
+/* Open the root and the label's lock file, take the update mutex and read
+ * the record. */
+static int slot_open(struct slot *s, const char *root, const char *label, struct bc_error *err)
+{
+	char name[64];
+	int r;
+	*s = (struct slot){ .root_fd = -1, .meta_fd = -1, .lock_fd = -1 };
+	if ((r = bc_label_check("profile label", label, err)) < 0)
+		return r;
+	if ((s->root_fd = root_open(root, err)) < 0 ||
+	    (s->meta_fd = meta_open(s->root_fd, root, ".leases", err)) < 0) {
+		r = s->root_fd < 0 ? s->root_fd : s->meta_fd;
+		slot_close(s);
+		return r;
+	}
+	snprintf(name, sizeof name, "%s.lock", label);
+	s->lock_fd = openat(s->meta_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (s->lock_fd < 0) {
+		r = bc_error_errno(err, errno, "%s/.leases/%s", root, name);
+		slot_close(s);
+		return r;
+	}
+	if ((r = lock_byte(s->lock_fd, F_SETLKW, F_WRLCK, LOCK_MUTEX)) < 0) {
+		bc_error_errno(err, -r, "lock %s/.leases/%s", root, name);
+		slot_close(s);
+		return r;
+	}
+	record_read(s->meta_fd, label, &s->rec);
+	return 0;
+}
+
+static void slot_unlock(struct slot *s)
+{
+	lock_byte(s->lock_fd, F_SETLK, F_UNLCK, LOCK_MUTEX);
+}
+
+static bool rec_dirty(const struct record *rec)
+{
+	return rec->exists && (strcmp(rec->state, "running") == 0 || strcmp(rec->state, "dirty") == 0);
+}
+
+/* Create <root>/<label> if missing, 0700, owned by uid:gid when root. */
+static int profile_create(int root_fd, const char *root, const char *label, uid_t uid, gid_t gid,
+			  struct bc_error *err)
+{
+	if (mkdirat(root_fd, label, 0700) < 0) {
+		if (errno == EEXIST)
+			return 0;
+		return bc_error_errno(err, errno, "create profile directory %s/%s", root, label);
+	}
+	if (getuid() == 0 && fchownat(root_fd, label, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return bc_error_errno(err, errno, "chown profile directory %s/%s", root, label);
+	return 1;
+}
+
+static void audit_lease(struct bc_audit *a, const char *action, const char *label, const char *dir,
+			const char *task, const struct bc_lease *l, const char *note)
+{
+	struct bc_json j;
+	bc_json_init(&j);
+	bc_json_str(&j, "action", action);
+	bc_json_str(&j, "label", label);
+	bc_json_str(&j, "dir", dir);
+	bc_json_str(&j, "task", task);
+	if (l) {
+		bc_json_bool(&j, "reserved", l->reserved);
+		bc_json_bool(&j, "persistent", l->persistent);
+	}
+	if (note)
+		bc_json_str(&j, "note", note);
+	bc_audit_write(a, "lease", &j);
+	bc_json_free(&j);
+}
+
+static char *path_join(const char *a, const char *b)
+{
+	char *s = NULL;
+	return asprintf(&s, "%s/%s", a, b) < 0 ? NULL : s;
+}
+
+int bc_lease_acquire(struct bc_lease *l, const struct bc_lease_req *req, struct bc_audit *a,
+		     struct bc_error *err)
+{
+	struct slot s;
+	int r;
 	*l = (struct bc_lease){ .lock_fd = -1 };
-	return bc_error_set(err, ENOSYS, "--profile %s: profile leases are not in this build yet; "
-			    "use --profile-dir", label);
+	if (req->task && !bc_task_id_valid(req->task))
+		return bc_error_set(err, EINVAL, "task id '%s' is not valid ([A-Za-z0-9._-], at most 64, "
+				    "not starting with '.' or '-')", req->task);
+	if ((r = slot_open(&s, req->root, req->label, err)) < 0) {
+		if (a)
+			audit_lease(a, "refused", req->label, NULL, req->task, NULL, err->msg);
+		return r;
+	}
+	_cleanup_free_ char *dir = path_join(req->root, req->label);
+	if (!dir) {
+		r = bc_error_set(err, ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (lock_byte(s.lock_fd, F_SETLK, F_WRLCK, LOCK_HOLD) < 0) {
+		pid_t pid = lock_holder(s.lock_fd);
+		r = bc_error_set(err, EBUSY, "profile directory %s is leased by task %s, pid %ld", dir,
+				 s.rec.task[0] ? s.rec.task : "(none)", (long)(pid ? pid : s.rec.pid));
+		goto fail;
+	}
+	if (s.rec.reserved && s.rec.task[0] && (!req->task || strcmp(req->task, s.rec.task) != 0)) {
+		r = bc_error_set(err, EBUSY, "profile directory %s is leased by task %s (reserved with "
+				 "`browsercage lease`), not %s%s", dir, s.rec.task,
+				 req->task ? "task " : "an anonymous run", req->task ? req->task : "");
+		goto fail;
+	}
+	if (rec_dirty(&s.rec)) {
+		if (!req->recover) {
+			r = bc_error_set(err, EUCLEAN, "profile directory %s did not close cleanly (its last "
+					 "sandbox, session %s, pid %ld, %s); check it, then run with --recover",
+					 dir, s.rec.session[0] ? s.rec.session : "?", s.rec.pid,
+					 strcmp(s.rec.state, "dirty") == 0 ? "was not torn down completely"
+					 : "died while holding it");
+			goto fail;
+		}
+		l->recovered = true;
+	}
+	if ((r = profile_create(s.root_fd, req->root, req->label, req->uid, req->gid, err)) < 0)
+		goto fail;
+
+	struct record nrec = s.rec;
+	nrec.exists = true;
+	if (!nrec.reserved)
+		copy_str(nrec.task, sizeof nrec.task, req->task);
+	copy_str(nrec.state, sizeof nrec.state, "running");
+	copy_str(nrec.session, sizeof nrec.session, req->session);
+	nrec.pid = getpid();
+	if ((r = record_write(s.meta_fd, req->label, &nrec)) < 0) {
+		bc_error_errno(err, -r, "write the lease record of %s", dir);
+		goto fail;
+	}
+	slot_unlock(&s);
+	l->label = strdup(req->label);
+	l->root = strdup(req->root);
+	l->task = req->task ? strdup(req->task) : NULL;
+	l->dir = TAKE_PTR(dir);
+	l->reserved = s.rec.reserved;
+	l->persistent = s.rec.persistent;
+	l->lock_fd = TAKE_FD(s.lock_fd);
+	slot_close(&s);
+	if (!l->label || !l->root || !l->dir || (req->task && !l->task)) {
+		bc_lease_release(l, true, NULL);
+		return bc_error_set(err, ENOMEM, "out of memory");
+	}
+	if (l->recovered)
+		audit_lease(a, "recover", l->label, l->dir, l->task, l,
+			    "taken with --recover over a profile that did not close cleanly");
+	audit_lease(a, "acquire", l->label, l->dir, l->task, l, NULL);
+	return 0;
+fail:
+	if (a)
+		audit_lease(a, "refused", req->label, dir, req->task, NULL, err->msg);
+	slot_close(&s);
+	return r;
 }
 
 void bc_lease_release(struct bc_lease *l, bool clean, struct bc_audit *a)
 {
-	(void)l;
-	(void)clean;
-	(void)a;
+	if (l->lock_fd >= 0) {
+		_cleanup_close_ int root_fd = -1;
+		_cleanup_close_ int meta_fd = -1;
+		bool written = false;
+		if (lock_byte(l->lock_fd, F_SETLKW, F_WRLCK, LOCK_MUTEX) == 0 &&
+		    (root_fd = root_open(l->root, NULL)) >= 0 &&
+		    (meta_fd = meta_open(root_fd, l->root, ".leases", NULL)) >= 0) {
+			struct record rec;
+			record_read(meta_fd, l->label, &rec);
+			copy_str(rec.state, sizeof rec.state, clean ? "clean" : "dirty");
+			rec.pid = 0;
+			written = record_write(meta_fd, l->label, &rec) == 0;
+		}
+		close(l->lock_fd);   /* drops both locks */
+		l->lock_fd = -1;
+		if (a) {
+			struct bc_json j;
+			bc_json_init(&j);
+			bc_json_str(&j, "action", "release");
+			bc_json_str(&j, "label", l->label);
+			bc_json_str(&j, "dir", l->dir);
+			bc_json_str(&j, "task", l->task);
+			bc_json_bool(&j, "clean", clean);
+			bc_json_str(&j, "state", clean ? "clean" : "dirty");
+			bc_json_bool(&j, "record_written", written);
+			bc_audit_write(a, "lease", &j);
+			bc_json_free(&j);
+		}
+	}
+	free(l->label);
+	free(l->dir);
+	free(l->task);
+	free(l->root);
+	bool reserved = l->reserved, persistent = l->persistent;
+	*l = (struct bc_lease){ .lock_fd = -1, .reserved = reserved, .persistent = persistent };
 }
 
-int bc_downloads_audit(const char *dir, struct bc_audit *a)
+const char *bc_lease_disposition(const struct bc_lease *l)
 {
-	(void)dir;
-	(void)a;
+	if (l->reserved && !l->persistent)
+		return "ephemeral_reserved_kept";   /* deleted by `browsercage release` */
+	return "persistent_kept";
+}
+
+/* ---- attempts ---------------------------------------------------------------- */
+
+static int random_hex(char out[33])
+{
+	uint8_t rnd[16];
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		return -errno;
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
 	return 0;
 }
 
-static int not_yet(const char *what)
+int bc_attempt_begin(const char *root, const char *task, const char *session, const char *label,
+		     char attempt[33], char previous[33], struct bc_error *err)
 {
-	fprintf(stderr, "browsercage: %s: not in this build yet\n", what);
+	int r;
+	previous[0] = '\0';
+	if ((r = random_hex(attempt)) < 0)
+		return bc_error_errno(err, -r, "getrandom");
+	if (!root || !task)
+		return 0;
+	if (!bc_task_id_valid(task))
+		return bc_error_set(err, EINVAL, "task id '%s' is not valid ([A-Za-z0-9._-], at most 64, "
+				    "not starting with '.' or '-')", task);
+	_cleanup_close_ int root_fd = root_open(root, err);
+	if (root_fd < 0)
+		return root_fd;
+	_cleanup_close_ int meta_fd = meta_open(root_fd, root, ".attempts", err);
+	if (meta_fd < 0)
+		return meta_fd;
+	_cleanup_close_ int fd = openat(meta_fd, task, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "attempt log %s/.attempts/%s", root, task);
+	if (flock(fd, LOCK_EX) < 0)
+		return bc_error_errno(err, errno, "lock attempt log %s/.attempts/%s", root, task);
+	/* The previous attempt is on the last line: read the tail only. */
+	struct stat st;
+	char tail[4096 + 1];
+	if (fstat(fd, &st) < 0)
+		return bc_error_errno(err, errno, "attempt log %s/.attempts/%s", root, task);
+	off_t off = st.st_size > 4096 ? st.st_size - 4096 : 0;
+	ssize_t n = pread(fd, tail, 4096, off);
+	if (n < 0)
+		return bc_error_errno(err, errno, "read attempt log %s/.attempts/%s", root, task);
+	tail[n] = '\0';
+	while (n > 0 && tail[n - 1] == '\n')
+		tail[--n] = '\0';
+	char *last = strrchr(tail, '\n');
+	last = last ? last + 1 : tail;
+	struct bc_jv *v = NULL;
+	if (*last && bc_jv_parse(last, strlen(last), "attempt log", &v, NULL) == 0) {
+		const char *prev = bc_jv_str(v, "attempt");
+		if (prev && strlen(prev) == 32)
+			memcpy(previous, prev, 33);
+	}
+	bc_jv_free(v);
+
+	struct bc_json j;
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	bc_json_init(&j);
+	bc_json_str(&j, "ts", ts);
+	bc_json_str(&j, "attempt", attempt);
+	bc_json_str(&j, "previous_attempt", previous[0] ? previous : NULL);
+	bc_json_str(&j, "task", task);
+	bc_json_str(&j, "session", session);
+	bc_json_str(&j, "label", label);
+	const char *text = bc_json_text(&j);
+	_cleanup_free_ char *line = NULL;
+	r = text && asprintf(&line, "%s\n", text) >= 0 ? bc_write_all(fd, line, strlen(line)) : -ENOMEM;
+	bc_json_free(&j);
+	if (r < 0)
+		return bc_error_errno(err, -r, "append to attempt log %s/.attempts/%s", root, task);
+	return 0;
+}
+
+/* ---- downloads evidence --------------------------------------------------------- */
+
+struct scan {
+	char *list;             /* the array's members as JSON text */
+	size_t len;
+	bool oom;
+	size_t count, listed;
+	uint64_t bytes;
+	bool truncated;
+};
+
+static void scan_entry(struct scan *sc, const char *name, const char *type, int64_t size,
+		       const char *sha, const char *skipped)
+{
+	struct bc_json e;
+	if (sc->listed >= BC_DOWNLOADS_MAX_FILES) {
+		sc->truncated = true;
+		return;
+	}
+	bc_json_init(&e);
+	bc_json_str(&e, "name", name);
+	bc_json_str(&e, "type", type);
+	if (size >= 0)
+		bc_json_int(&e, "size", size);
+	if (sha)
+		bc_json_str(&e, "sha256", sha);
+	if (skipped)
+		bc_json_str(&e, "skipped", skipped);
+	const char *t = bc_json_text(&e);
+	size_t n = t ? strlen(t) : 0;
+	char *b = t ? realloc(sc->list, sc->len + n + 2) : NULL;
+	if (!b)
+		sc->oom = true;
+	else {
+		sc->list = b;
+		if (sc->listed)
+			b[sc->len++] = ',';
+		memcpy(b + sc->len, t, n + 1);
+		sc->len += n;
+		sc->listed++;
+	}
+	bc_json_free(&e);
+}
+
+/* Hash the regular file name in dfd: opened without following a symlink,
+ * checked to be the inode lstat saw. */
+static void scan_file(struct scan *sc, int dfd, const char *name, const char *shown,
+		      const struct stat *lst)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != lst->st_ino ||
+	    st.st_dev != lst->st_dev) {
+		if (fd >= 0)
+			close(fd);
+		scan_entry(sc, shown, "file", lst->st_size, NULL, "changed or could not be opened");
+		return;
+	}
+	if (sc->bytes + (uint64_t)st.st_size > BC_DOWNLOADS_MAX_BYTES) {
+		close(fd);
+		sc->truncated = true;
+		scan_entry(sc, shown, "file", st.st_size, NULL, "total size limit reached; not hashed");
+		return;
+	}
+	struct bc_sha256_ctx c;
+	uint8_t buf[65536], d[32];
+	char hex[65];
+	uint64_t left = (uint64_t)st.st_size, got = 0;
+	ssize_t n;
+	bc_sha256_init(&c);
+	/* Never more than the size seen: a file still growing cannot make the
+	 * scan unbounded. */
+	while (left && (n = read(fd, buf, left < sizeof buf ? left : sizeof buf)) > 0) {
+		bc_sha256_update(&c, buf, (size_t)n);
+		left -= (uint64_t)n;
+		got += (uint64_t)n;
+	}
+	close(fd);
+	bc_sha256_final(&c, d);
+	bc_sha256_hex(d, hex);
+	sc->bytes += got;
+	scan_entry(sc, shown, "file", (int64_t)got, hex, left ? "shrank while hashed" : NULL);
+}
+
+static void scan_dir(struct scan *sc, int dfd, const char *prefix, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct bc_strv names = {0};
+	struct dirent *de;
+	while ((de = readdir(d)) && names.n < 4 * BC_DOWNLOADS_MAX_FILES)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			bc_strv_push(&names, de->d_name);
+	if (de)
+		sc->truncated = true;
+	for (size_t i = 0; i < names.n; i++) {
+		const char *name = names.v[i];
+		char shown[4096];
+		struct stat st;
+		snprintf(shown, sizeof shown, "%s%s", prefix, name);
+		if (sc->count >= BC_DOWNLOADS_MAX_FILES) {
+			sc->truncated = true;
+			break;
+		}
+		sc->count++;
+		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode))
+			scan_file(sc, dirfd(d), name, shown, &st);
+		else if (S_ISLNK(st.st_mode))
+			scan_entry(sc, shown, "symlink", -1, NULL, "symlink: not followed");
+		else if (S_ISDIR(st.st_mode)) {
+			scan_entry(sc, shown, "directory", -1, NULL, NULL);
+			int sub = depth < BC_DOWNLOADS_MAX_DEPTH
+				? openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+			if (sub >= 0) {
+				char p2[4096 + 2];
+				snprintf(p2, sizeof p2, "%s/", shown);
+				scan_dir(sc, sub, p2, depth + 1);
+			} else
+				sc->truncated = true;
+		} else
+			scan_entry(sc, shown, "other", -1, NULL, "not a regular file: not opened");
+	}
+	bc_strv_free(&names);
+	closedir(d);
+}
+
+int bc_downloads_scan(const char *dir, struct bc_json *j)
+{
+	struct scan sc = {0};
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+	int r = fd < 0 && errno != ENOENT ? -errno : 0;
+	if (fd >= 0)
+		scan_dir(&sc, fd, "", 0);
+	_cleanup_free_ char *arr = NULL;
+	if (sc.oom || asprintf(&arr, "[%s]", sc.list ? sc.list : "") < 0) {
+		arr = NULL;
+		r = -ENOMEM;
+	}
+	bc_json_raw(j, "downloads", arr ? arr : "[]");
+	bc_json_uint(j, "downloads_count", sc.count);
+	bc_json_uint(j, "downloads_bytes", sc.bytes);
+	bc_json_bool(j, "downloads_truncated", sc.truncated);
+	if (r < 0)
+		bc_json_str(j, "downloads_error", strerror(-r));
+	free(sc.list);
+	return r;
+}
+
+int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *profile,
+		      const char *downloads_dir)
+{
+	struct bc_json j;
+	bc_json_init(&j);
+	bc_json_str(&j, "profile_disposition", disposition);
+	bc_json_str(&j, "profile", profile);
+	bc_json_str(&j, "downloads_dir", downloads_dir);
+	int r = 0;
+	if (downloads_dir)
+		r = bc_downloads_scan(downloads_dir, &j);
+	else
+		bc_json_raw(&j, "downloads", "null");
+	int w = bc_audit_write(a, "teardown", &j);
+	bc_json_free(&j);
+	return r < 0 ? r : w;
+}
+
+/* ---- subcommands ------------------------------------------------------------------ */
+
+/* Remove the tree name in dfd without following any symlink; bounded. */
+static int rm_tree(int dfd, const char *name, int depth, size_t *budget)
+{
+	if (depth > 64 || *budget == 0)
+		return -ELOOP;
+	(*budget)--;
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	/* A directory: make it ours to read (overlay work dirs are mode 0). */
+	int ignored = fchmodat(dfd, name, 0700, 0);
+	(void)ignored;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			r = rm_tree(dirfd(d), de->d_name, depth + 1, budget);
+	/* Entries removed while reading may hide others: one more pass. */
+	if (r == 0) {
+		rewinddir(d);
+		while (r == 0 && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+				r = rm_tree(dirfd(d), de->d_name, depth + 1, budget);
+	}
+	closedir(d);
+	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		r = -errno;
+	return r;
+}
+
+struct cmd_opts {
+	const char *root, *policy, *task;
+	bool ephemeral, json;
+	struct bc_policy p;
+	uid_t uid;
+	gid_t gid;
+};
+
+static int cmd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int cmd_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("browsercage: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
 	return 125;
 }
 
-int bc_cmd_lease(int argc, char **argv) { (void)argc; return not_yet(argv[0]); }
-int bc_cmd_release(int argc, char **argv) { (void)argc; return not_yet(argv[0]); }
-int bc_cmd_list(int argc, char **argv) { (void)argc; return not_yet(argv[0]); }
+/* Parse the options shared by lease/release/list; returns 0, or the exit
+ * status to return. want_label: one positional LABEL is required. */
+static int cmd_parse(int argc, char **argv, struct cmd_opts *o, bool want_label, const char **label)
+{
+	static const struct option opts[] = {
+		{ "profile-root", required_argument, NULL, 'R' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "task", required_argument, NULL, 't' },
+		{ "ephemeral", no_argument, NULL, 'e' },
+		{ "persistent", no_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct bc_error err = {0};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "R:p:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'R': o->root = optarg; break;
+		case 'p': o->policy = optarg; break;
+		case 't': o->task = optarg; break;
+		case 'e': o->ephemeral = true; break;
+		case 'P': o->ephemeral = false; break;
+		case 'j': o->json = true; break;
+		case 'h':
+			printf("usage: browsercage lease LABEL [--task ID] [--ephemeral] [--profile-root DIR | --policy FILE]\n"
+			       "       browsercage release LABEL [--task ID] [--profile-root DIR | --policy FILE]\n"
+			       "       browsercage list [--json] [--profile-root DIR | --policy FILE]\n");
+			return -1;
+		default:
+			return cmd_fail("%s: bad option (see --help)", argv[0]);
+		}
+	}
+	if (want_label && optind + 1 != argc)
+		return cmd_fail("%s: give exactly one LABEL", argv[0]);
+	if (!want_label && optind != argc)
+		return cmd_fail("%s: unexpected argument '%s'", argv[0], argv[optind]);
+	if (label)
+		*label = want_label ? argv[optind] : NULL;
+	if (want_label && bc_label_check("profile label", argv[optind], &err) < 0)
+		return cmd_fail("%s", err.msg);
+	if (o->task && !bc_task_id_valid(o->task))
+		return cmd_fail("task id '%s' is not valid ([A-Za-z0-9._-], at most 64, not starting "
+				"with '.' or '-')", o->task);
+	if (o->policy ? bc_policy_load(&o->p, o->policy, &err) < 0 : bc_policy_init(&o->p) < 0)
+		return cmd_fail("%s", err.code ? err.msg : "out of memory");
+	if (!o->root)
+		o->root = o->p.profile_root;
+	o->uid = getuid() == 0 ? o->p.host_uid : getuid();
+	o->gid = getuid() == 0 ? o->p.host_gid : getgid();
+	return 0;
+}
+
+int bc_cmd_lease(int argc, char **argv)
+{
+	struct cmd_opts o = {0};
+	struct bc_error err = {0};
+	struct slot s;
+	const char *label;
+	int ret = cmd_parse(argc, argv, &o, true, &label);
+	if (ret)
+		goto out;
+	if (slot_open(&s, o.root, label, &err) < 0) {
+		ret = cmd_fail("%s", err.msg);
+		goto out;
+	}
+	pid_t holder = lock_holder(s.lock_fd);
+	const char *kind = s.rec.persistent ? "persistent" : "ephemeral";
+	if ((holder || s.rec.reserved) && s.rec.task[0] && o.task && strcmp(o.task, s.rec.task) == 0) {
+		printf("%s: already leased by task %s (%s), directory %s/%s\n", label, o.task, kind, o.root, label);
+	} else if (holder) {
+		ret = cmd_fail("profile directory %s/%s is leased by task %s, pid %ld", o.root, label,
+			       s.rec.task[0] ? s.rec.task : "(none)", (long)holder);
+	} else if (s.rec.reserved && s.rec.task[0]) {
+		ret = cmd_fail("profile directory %s/%s is leased by task %s (reserved; no sandbox running)",
+			       o.root, label, s.rec.task);
+	} else if (profile_create(s.root_fd, o.root, label, o.uid, o.gid, &err) < 0) {
+		ret = cmd_fail("%s", err.msg);
+	} else {
+		struct record rec = s.rec;
+		rec.exists = true;
+		rec.persistent = !o.ephemeral;
+		rec.reserved = o.task != NULL;
+		copy_str(rec.task, sizeof rec.task, o.task);
+		rec.pid = 0;
+		int r = record_write(s.meta_fd, label, &rec);
+		if (r < 0)
+			ret = cmd_fail("write the lease record of %s/%s: %s", o.root, label, strerror(-r));
+		else if (o.task)
+			printf("%s: leased by task %s (%s), directory %s/%s\n", label, o.task,
+			       o.ephemeral ? "ephemeral" : "persistent", o.root, label);
+		else
+			printf("%s: prepared (%s, no task reserved), directory %s/%s\n", label,
+			       o.ephemeral ? "ephemeral" : "persistent", o.root, label);
+		if (r == 0 && rec_dirty(&s.rec))
+			fprintf(stderr, "browsercage: warning: %s did not close cleanly last time; "
+				"`run` needs --recover\n", label);
+	}
+	slot_close(&s);
+out:
+	bc_policy_free(&o.p);
+	return ret < 0 ? 0 : ret;
+}
+
+int bc_cmd_release(int argc, char **argv)
+{
+	struct cmd_opts o = {0};
+	struct bc_error err = {0};
+	struct slot s;
+	const char *label;
+	int ret = cmd_parse(argc, argv, &o, true, &label);
+	if (ret)
+		goto out;
+	if (slot_open(&s, o.root, label, &err) < 0) {
+		ret = cmd_fail("%s", err.msg);
+		goto out;
+	}
+	pid_t holder = lock_holder(s.lock_fd);
+	if (holder) {
+		ret = cmd_fail("profile directory %s/%s is in use by a running sandbox (task %s, pid %ld); "
+			       "it is released when that sandbox ends", o.root, label,
+			       s.rec.task[0] ? s.rec.task : "(none)", (long)holder);
+	} else if (o.task && s.rec.reserved && strcmp(o.task, s.rec.task) != 0) {
+		ret = cmd_fail("profile directory %s/%s is leased by task %s, not %s", o.root, label,
+			       s.rec.task, o.task);
+	} else if (!s.rec.exists) {
+		printf("%s: not leased\n", label);
+	} else if (!s.rec.persistent) {
+		size_t budget = 1000000;
+		char name[64];
+		int r = rm_tree(s.root_fd, label, 0, &budget);
+		snprintf(name, sizeof name, "%s.json", label);
+		if (r < 0)
+			ret = cmd_fail("delete ephemeral profile %s/%s: %s", o.root, label, strerror(-r));
+		else if (unlinkat(s.meta_fd, name, 0) < 0 && errno != ENOENT)
+			ret = cmd_fail("delete the lease record of %s: %s", label, strerror(errno));
+		else
+			printf("%s: released; ephemeral profile %s/%s deleted\n", label, o.root, label);
+	} else {
+		struct record rec = s.rec;
+		rec.reserved = false;
+		rec.task[0] = '\0';
+		int r = record_write(s.meta_fd, label, &rec);
+		if (r < 0)
+			ret = cmd_fail("write the lease record of %s/%s: %s", o.root, label, strerror(-r));
+		else
+			printf("%s: released; persistent profile %s/%s kept\n", label, o.root, label);
+	}
+	slot_close(&s);
+out:
+	bc_policy_free(&o.p);
+	return ret < 0 ? 0 : ret;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bc_cmd_list(int argc, char **argv)
+{
+	struct cmd_opts o = {0};
+	struct bc_error err = {0};
+	struct bc_strv labels = {0};
+	_cleanup_close_ int root_fd = -1;
+	_cleanup_close_ int meta_fd = -1;
+	int ret = cmd_parse(argc, argv, &o, false, NULL);
+	if (ret)
+		goto out;
+	root_fd = root_open(o.root, &err);
+	if (root_fd < 0) {
+		ret = cmd_fail("%s", err.msg);
+		goto out;
+	}
+	/* Labels: profile directories, and records whose directory is gone. */
+	for (int pass = 0; pass < 2; pass++) {
+		int fd = openat(root_fd, pass ? ".leases" : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		struct dirent *de;
+		while ((de = readdir(d)) && labels.n < 100000) {
+			char name[256];
+			snprintf(name, sizeof name, "%s", de->d_name);
+			char *dot = strrchr(name, '.');
+			if (pass && !(dot && strcmp(dot, ".json") == 0))
+				continue;
+			if (pass)
+				*dot = '\0';
+			if (bc_label_valid(name) && !bc_strv_contains(&labels, name))
+				bc_strv_push(&labels, name);
+		}
+		closedir(d);
+	}
+	if (labels.n)
+		qsort(labels.v, labels.n, sizeof *labels.v, str_cmp);
+	meta_fd = openat(root_fd, ".leases", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!o.json)
+		printf("%-40s %-10s %-9s %-20s %s\n", "LABEL", "KIND", "STATE", "TASK", "PID");
+	for (size_t i = 0; i < labels.n; i++) {
+		struct record rec = { .persistent = true };
+		pid_t holder = 0;
+		char name[64];
+		if (meta_fd >= 0) {
+			record_read(meta_fd, labels.v[i], &rec);
+			snprintf(name, sizeof name, "%s.lock", labels.v[i]);
+			int lfd = openat(meta_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+			if (lfd >= 0) {
+				holder = lock_holder(lfd);
+				close(lfd);
+			}
+		}
+		const char *state = holder ? "running" : rec_dirty(&rec) ? "dirty"
+				    : rec.reserved ? "reserved" : rec.exists && rec.state[0] ? rec.state : "free";
+		if (o.json) {
+			struct bc_json j;
+			bc_json_init(&j);
+			bc_json_str(&j, "label", labels.v[i]);
+			bc_json_bool(&j, "persistent", rec.persistent);
+			bc_json_str(&j, "state", state);
+			bc_json_str(&j, "task", rec.task[0] ? rec.task : NULL);
+			bc_json_bool(&j, "reserved", rec.reserved);
+			bc_json_int(&j, "pid", holder);
+			const char *t = bc_json_text(&j);
+			printf("%s\n", t ? t : "{}");
+			bc_json_free(&j);
+		} else
+			printf("%-40s %-10s %-9s %-20s %ld\n", labels.v[i], rec.persistent ? "persistent" : "ephemeral",
+			       state, rec.task[0] ? rec.task : "-", (long)holder);
+	}
+out:
+	bc_strv_free(&labels);
+	bc_policy_free(&o.p);
+	return ret < 0 ? 0 : ret;
+}

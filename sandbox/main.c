@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "assign.h"
 #include "audit.h"
 #include "commands.h"
 #include "launch.h"
@@ -25,6 +26,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: browsercage run [--policy FILE] [--profile-dir DIR | --profile LABEL]\n"
 		"                       [--profile-root DIR] [--recover] [--task ID] [--ttl DUR]\n"
+		"                       [--assignment FILE] [--template NAME]\n"
 		"                       [--audit FILE | --audit-fd N] [--cgroup-parent PATH]\n"
 		"                       [--pass-fd N]... [--devtools-forward] -- CMD [ARG]...\n"
 		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
@@ -104,12 +106,18 @@ static int cmd_run(int argc, char **argv)
 		{ "profile-root", required_argument, NULL, 'R' },
 		{ "recover", no_argument, NULL, 'r' },
 		{ "devtools-forward", no_argument, NULL, 'D' },
+		{ "assignment", required_argument, NULL, 'S' },
+		{ "template", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *policy_path = NULL, *audit_path = NULL, *label = NULL, *profile_root = NULL;
 	int audit_fd = -1;
 	bool recover = false;
+	bool launched = false;
+	const char *assignment_path = NULL, *template_name = NULL, *root = NULL;
+	struct bc_assignment asg = {0};
+	char previous[33] = "";
 	struct bc_audit audit = { .fd = -1 };
 	struct bc_lease lease = { .lock_fd = -1 };
 	struct bc_launch l = { .profile_fd = -1, .audit = &audit };
@@ -148,6 +156,8 @@ static int cmd_run(int argc, char **argv)
 		case 'R': profile_root = optarg; break;
 		case 'r': recover = true; break;
 		case 'D': l.devtools_forward = true; break;
+		case 'S': assignment_path = optarg; break;
+		case 'M': template_name = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: return errorf(BC_EXIT_LAUNCHER, "run: bad option (see --help)");
 		}
@@ -155,14 +165,47 @@ static int cmd_run(int argc, char **argv)
 	if (optind >= argc)
 		return errorf(BC_EXIT_LAUNCHER, "run: no command given (browsercage run [OPTION]... -- CMD [ARG]...)");
 	l.argv = argv + optind;
+	/* An assignment names the task, the profile and the policy; what the
+	 * command line says must agree with it. */
+	if (assignment_path) {
+		if (bc_assign_load(&asg, assignment_path, &err) < 0)
+			return errorf(BC_EXIT_LAUNCHER, "%s; nothing started", err.msg);
+		if ((l.task_id && strcmp(l.task_id, asg.task) != 0) || (label && asg.label && strcmp(label, asg.label) != 0) ||
+		    (label && asg.storage_dir) || (l.profile_dir && asg.label) ||
+		    (l.profile_dir && asg.storage_dir && strcmp(l.profile_dir, asg.storage_dir) != 0)) {
+			ret = errorf(BC_EXIT_LAUNCHER, "assignment %s: --task/--profile/--profile-dir disagree "
+				     "with the assignment (task %s); nothing started", assignment_path, asg.task);
+			bc_assign_free(&asg);
+			return ret;
+		}
+		l.task_id = asg.task;
+		if (asg.label)
+			label = asg.label;
+		if (asg.storage_dir)
+			l.profile_dir = asg.storage_dir;
+		if (!policy_path)
+			policy_path = asg.policy_path;
+	}
 	if (!policy_path)
 		policy_path = default_policy();
 
 	/* Step 1: everything that can be refused is refused here, before any
 	 * namespace exists. */
-	if (bc_policy_load(&p, policy_path, &err) < 0)
+	if (bc_policy_load(&p, policy_path, &err) < 0) {
+		bc_assign_free(&asg);
 		return errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+	}
 	l.policy = &p;
+	root = profile_root ? profile_root : p.profile_root;
+	if (assignment_path && bc_assign_check(&asg, &p, &err) < 0) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+		goto out;
+	}
+	if (template_name && (label || l.profile_dir)) {
+		ret = errorf(BC_EXIT_LAUNCHER, "--template starts from a template's snapshot: give no "
+			     "--profile, --profile-dir or assigned profile with it");
+		goto out;
+	}
 	if (label && l.profile_dir) {
 		ret = errorf(BC_EXIT_LAUNCHER, "give --profile-dir or --profile, not both");
 		goto out;
@@ -175,13 +218,38 @@ static int cmd_run(int argc, char **argv)
 	}
 	/* A labelled profile is leased for the run's whole life. */
 	if (label) {
-		if (bc_lease_acquire(&lease, profile_root ? profile_root : p.profile_root, label, l.task_id,
-				     recover, &audit, &err) < 0) {
+		struct bc_lease_req req = {
+			.root = root, .label = label, .task = l.task_id, .recover = recover,
+			.uid = getuid() == 0 ? p.host_uid : getuid(),
+			.gid = getuid() == 0 ? p.host_gid : getgid(), .session = l.session_id,
+		};
+		if (bc_lease_acquire(&lease, &req, &audit, &err) < 0) {
 			ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
 			goto out;
 		}
 		l.profile_dir = lease.dir;
 		l.profile_label = lease.label;
+	}
+	/* Every attempt gets its own id; a task's attempts are chained in an
+	 * append-only log under the profile root (when there is one). */
+	if (bc_attempt_begin(label || (l.task_id && access(root, F_OK) == 0) ? root : NULL, l.task_id,
+			     l.session_id, label, l.attempt_id, previous, &err) < 0) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+		goto out;
+	}
+	{
+		struct bc_json j;
+		bc_json_init(&j);
+		bc_json_str(&j, "attempt", l.attempt_id);
+		bc_json_str(&j, "previous_attempt", previous[0] ? previous : NULL);
+		bc_json_str(&j, "task", l.task_id);
+		bc_json_str(&j, "label", label);
+		bc_json_str(&j, "assignment", assignment_path);
+		bc_json_str(&j, "profile_id", asg.profile_id);
+		bc_json_str(&j, "owner", asg.owner);
+		bc_json_str(&j, "template", template_name);
+		bc_audit_write(&audit, "attempt", &j);
+		bc_json_free(&j);
 	}
 	if (p.profile == BC_PROFILE_ASSIGNED && !l.profile_dir) {
 		ret = errorf(BC_EXIT_LAUNCHER, "%s: profile = assigned but no --profile-dir or --profile was given",
@@ -224,21 +292,27 @@ static int cmd_run(int argc, char **argv)
 		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
 		goto out;
 	}
+	launched = true;
 	ret = bc_launch_run(&l, &err);
 	if (ret < 0)
 		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
-	if (l.profile_dir) {
-		char dl[4096];
-		snprintf(dl, sizeof dl, "%s/Downloads", l.profile_dir);
-		if (p.downloads)
-			bc_downloads_audit(dl, &audit);
-	}
 out:
+	if (launched) {
+		/* Evidence of what the run leaves behind, while the lease still
+		 * keeps every other sandbox out of the profile. */
+		char dl[4096];
+		snprintf(dl, sizeof dl, "%s/Downloads", l.profile_dir ? l.profile_dir : "");
+		bc_teardown_audit(&audit, template_name ? "template_upper_discarded"
+				  : !l.profile_dir ? "ephemeral_destroyed"
+				  : label ? bc_lease_disposition(&lease) : "persistent_kept",
+				  l.profile_dir, l.profile_dir && p.downloads ? dl : NULL);
+	}
 	bc_lease_release(&lease, l.clean, &audit);
 	bc_audit_close(&audit);
 	bc_launch_free(&l);
 	free(l.pass_fds);
 	bc_policy_free(&p);
+	bc_assign_free(&asg);
 	return ret;
 }
 
