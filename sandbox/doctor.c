@@ -1,20 +1,1015 @@
-/* doctor.c: placeholder until doctor and prepare land. */
+/* doctor.c: `browsercage doctor` (what this host offers the launcher) and
+ * `browsercage prepare` (the Kubernetes init step). See doctor.h.
+ *
+ * Each kernel check runs the real operation in a forked child, in fresh
+ * namespaces where it needs them, so that nothing on the host changes and
+ * the answer includes whatever a container runtime's seccomp profile, an
+ * LSM or a sysctl would refuse. */
 #include "config.h"
 
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/landlock.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/common.h>
+#include <libnftnl/table.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 
+#include "assign.h"
+#include "audit.h"
+#include "caps.h"
+#include "cgroup.h"
 #include "commands.h"
+#include "doctor.h"
+#include "launch.h"
+#include "lease.h"
+#include "nft.h"
+#include "seccomp.h"
+
+#define VERSION_TIMEOUT_MS 15000   /* chromium --version on a cold cache */
+#define EXIT_HOST 1                /* prepare/doctor: the host cannot enforce the policy */
+#define EXIT_POLICY 2              /* the policy itself is bad (as `check`) */
+
+/* ---- results ------------------------------------------------------------- */
+
+__attribute__((format(printf, 4, 5)))
+static struct bc_check *add(struct bc_doctor *d, const char *name, enum bc_check_status st,
+			    const char *fmt, ...)
+{
+	static struct bc_check overflow;
+	struct bc_check *c = d->n < BC_DOCTOR_MAX_CHECKS ? &d->checks[d->n++] : &overflow;
+	va_list ap;
+	*c = (struct bc_check){ .status = st };
+	snprintf(c->name, sizeof c->name, "%s", name);
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+	va_end(ap);
+	if (st == BC_CHECK_FAIL)
+		d->n_fail++;
+	return c;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void fix(struct bc_check *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->fix, sizeof c->fix, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- helpers: run a test in a child ------------------------------------- */
+
+struct child_ids {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* In a user namespace just created: map root inside to the caller's ids
+ * (the only mapping an unprivileged process may write for itself). */
+static int map_self(const struct child_ids *ids, struct bc_error *err)
+{
+	char map[64];
+	int r;
+	if ((r = bc_write_file("/proc/self/setgroups", "deny", 0, 0)) < 0 && r != -ENOENT)
+		return bc_error_errno(err, -r, "write /proc/self/setgroups");
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)ids->uid);
+	if ((r = bc_write_file("/proc/self/uid_map", map, 0, 0)) < 0)
+		return bc_error_errno(err, -r, "write /proc/self/uid_map");
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)ids->gid);
+	if ((r = bc_write_file("/proc/self/gid_map", map, 0, 0)) < 0)
+		return bc_error_errno(err, -r, "write /proc/self/gid_map");
+	return 0;
+}
+
+/* Run fn(arg) in a forked child after unshare(flags) (with CLONE_NEWUSER,
+ * root inside is mapped to the caller). The child's error comes back over
+ * a pipe. Returns fn's result, or -errno with err filled. */
+static int in_child(int flags, int (*fn)(void *, struct bc_error *), void *arg, struct bc_error *err)
+{
+	struct child_ids ids = { getuid(), getgid() };
+	struct bc_error e = {0};
+	int pfd[2];
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return bc_error_errno(err, errno, "pipe");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return bc_error_errno(err, errno, "fork");
+	}
+	if (pid == 0) {
+		int r = 0;
+		close(pfd[0]);
+		if (flags && unshare(flags) < 0)
+			r = bc_error_errno(&e, errno, "unshare(%s)%s", flags & CLONE_NEWUSER
+					   ? "CLONE_NEWUSER|..." : "...", errno == ENOSPC
+					   ? " (user.max_user_namespaces is 0 or used up)" : errno == EPERM
+					   ? " (refused by a sysctl, an LSM or a seccomp filter)" : "");
+		else if ((flags & CLONE_NEWUSER) && map_self(&ids, &e) < 0)
+			r = -EPERM;
+		if (r >= 0)
+			r = fn(arg, &e);
+		if (r < 0 && !e.code)
+			bc_error_errno(&e, -r, "failed");
+		if (bc_write_all(pfd[1], &e, sizeof e) < 0)
+			_exit(2);
+		_exit(r < 0 ? 1 : 0);
+	}
+	close(pfd[1]);
+	ssize_t n;
+	do
+		n = read(pfd[0], &e, sizeof e);
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof e)
+		return bc_error_set(err, EIO, "the test process died (wait status %d)", status);
+	if (e.code) {
+		e.msg[sizeof e.msg - 1] = '\0';
+		*err = e;
+		return -e.code;
+	}
+	return 0;
+}
+
+/* Run PATH ARG with a bounded time and keep the first line of its stdout
+ * in out. Returns 0, or -errno (-ETIMEDOUT when it took too long). */
+static int run_version(const char *path, const char *arg, char *out, size_t len)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(null, 2) < 0)
+			_exit(127);
+		execl(path, path, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	size_t got = 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int r = 0;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long left = VERSION_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		if (left <= 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		int k = poll(&p, 1, (int)left);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r = k < 0 ? -errno : -ETIMEDOUT;
+			break;
+		}
+		ssize_t n = got + 1 < len ? read(pfd[0], out + got, len - 1 - got) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(pfd[0]);
+	if (r < 0)
+		kill(pid, SIGKILL);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	out[got] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	bc_strstrip(out);
+	if (r == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		r = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -ENOEXEC : -EIO;
+	return r;
+}
+
+/* Read a sysctl as an integer; -ENOENT when this kernel has none. */
+static int read_sysctl(const char *path, long *v)
+{
+	_cleanup_free_ char *s = NULL;
+	int r = bc_read_file(path, &s, NULL, 64);
+	if (r < 0)
+		return r;
+	char *end;
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return errno || end == s ? -EINVAL : 0;
+}
+
+/* ---- the checks ----------------------------------------------------------- */
+
+#define USERNS_FIX "sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1 " \
+	"(Ubuntu: kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile with 'userns,'); " \
+	"in a container: a seccomp profile that allows unshare(CLONE_NEWUSER), see deploy/kubernetes"
+
+static void check_sysctls(struct bc_doctor *d)
+{
+	bool root = getuid() == 0;
+	long v;
+	struct bc_check *c;
+
+	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0) {
+		if (v == 0 && !root) {
+			c = add(d, "sysctl.unprivileged_userns_clone", BC_CHECK_FAIL,
+				"kernel.unprivileged_userns_clone = 0: only root may create user namespaces");
+			fix(c, "sysctl -w kernel.unprivileged_userns_clone=1");
+		} else
+			add(d, "sysctl.unprivileged_userns_clone", v ? BC_CHECK_OK : BC_CHECK_WARN,
+			    "kernel.unprivileged_userns_clone = %ld%s", v,
+			    v ? "" : " (root is not affected; other users are)");
+	}
+	if (read_sysctl("/proc/sys/user/max_user_namespaces", &v) == 0) {
+		/* The sandbox needs one, Chromium nests one more per process type. */
+		if (v < 2) {
+			c = add(d, "sysctl.max_user_namespaces", BC_CHECK_FAIL,
+				"user.max_user_namespaces = %ld: the sandbox needs one user namespace and "
+				"Chromium one more inside it", v);
+			fix(c, "sysctl -w user.max_user_namespaces=15000");
+		} else
+			add(d, "sysctl.max_user_namespaces", BC_CHECK_OK, "user.max_user_namespaces = %ld", v);
+	}
+	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0) {
+		if (v && !root) {
+			c = add(d, "sysctl.apparmor_userns", BC_CHECK_WARN,
+				"kernel.apparmor_restrict_unprivileged_userns = %ld: a user namespace is "
+				"created without capabilities unless an AppArmor profile allows 'userns'", v);
+			fix(c, "install an AppArmor profile for browsercage with 'userns,' or "
+			    "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
+		} else
+			add(d, "sysctl.apparmor_userns", BC_CHECK_OK,
+			    "kernel.apparmor_restrict_unprivileged_userns = %ld%s", v, v ? " (root is exempt)" : "");
+	}
+}
+
+/* In a new user+mount namespace: mount a tmpfs (proves capabilities in
+ * it), then create the nested user namespace Chromium's own sandbox needs. */
+static int userns_fn(void *arg, struct bc_error *err)
+{
+	(void)arg;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return bc_error_errno(err, errno, "created a user namespace, but could not use "
+				      "CAP_SYS_ADMIN in it (make mounts private)");
+	if (mount("bc-doctor", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") < 0)
+		return bc_error_errno(err, errno, "created a user namespace, but could not mount a tmpfs in it");
+	if (unshare(CLONE_NEWUSER) < 0)
+		return bc_error_errno(err, errno, "created a user namespace, but not the nested one "
+				      "Chromium's sandbox needs");
+	return 0;
+}
+
+static bool check_userns(struct bc_doctor *d)
+{
+	struct bc_error err = {0};
+	if (in_child(CLONE_NEWUSER | CLONE_NEWNS, userns_fn, NULL, &err) < 0) {
+		struct bc_check *c = add(d, "userns", BC_CHECK_FAIL, "%s", err.msg);
+		fix(c, "%s", USERNS_FIX);
+		return false;
+	}
+	add(d, "userns", BC_CHECK_OK, "user namespace created (ids mapped, tmpfs mounted, a nested "
+	    "one created)");
+	return true;
+}
+
+/* In new user+pid+mount namespaces: a child (pid 1 of the new pid
+ * namespace) mounts a fresh procfs, as the sandbox's init does. */
+static int proc_fn(void *arg, struct bc_error *err)
+{
+	(void)arg;
+	pid_t pid = fork();
+	if (pid < 0)
+		return bc_error_errno(err, errno, "fork into the new pid namespace");
+	if (pid == 0) {
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(errno);
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			_exit(errno);
+		_exit(0);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status))
+		return bc_error_set(err, EIO, "the test process died");
+	if (WEXITSTATUS(status))
+		return bc_error_errno(err, WEXITSTATUS(status), "mount a fresh /proc in new user, pid "
+				      "and mount namespaces");
+	return 0;
+}
+
+static void check_proc(struct bc_doctor *d, bool userns_ok)
+{
+	struct bc_error err = {0};
+	if (!userns_ok) {
+		add(d, "proc", BC_CHECK_FAIL, "not tried: no user namespace");
+		return;
+	}
+	if (in_child(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS, proc_fn, NULL, &err) < 0) {
+		struct bc_check *c = add(d, "proc", BC_CHECK_FAIL, "%s", err.msg);
+		fix(c, "the kernel refuses a new /proc while parts of the visible one are masked or "
+		    "read-only (a container's default): in Kubernetes set securityContext.procMount: "
+		    "Unmasked with hostUsers: false; in Docker/Podman use --security-opt "
+		    "systempaths=unconfined");
+		return;
+	}
+	add(d, "proc", BC_CHECK_OK, "a fresh /proc mounts in new user, pid and mount namespaces");
+}
+
+static int seccomp_fn(void *arg, struct bc_error *err)
+{
+	const struct bc_policy *p = arg;
+	scmp_filter_ctx ctx = NULL;
+	int r = bc_seccomp_build(p, &ctx, err);
+	if (r < 0)
+		return r;
+	if ((r = bc_set_no_new_privs(err)) >= 0)
+		r = bc_seccomp_load(ctx, err);
+	seccomp_release(ctx);
+	if (r >= 0 && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
+		return bc_error_set(err, EIO, "the filter loaded but PR_GET_SECCOMP does not say so");
+	return r;
+}
+
+static void check_seccomp(struct bc_doctor *d, const struct bc_policy *p)
+{
+	struct bc_error err = {0};
+	int mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+	if (in_child(0, seccomp_fn, (void *)p, &err) < 0) {
+		struct bc_check *c = add(d, "seccomp", BC_CHECK_FAIL, "%s", err.msg);
+		fix(c, "a kernel with CONFIG_SECCOMP_FILTER, and a container profile that allows seccomp()");
+		return;
+	}
+	add(d, "seccomp", BC_CHECK_OK, "the sandbox's filter loads (libseccomp %u.%u.%u)%s",
+	    seccomp_version()->major, seccomp_version()->minor, seccomp_version()->micro,
+	    mode == 2 ? "; this process already runs under a filter (a container's)" : "");
+}
+
+static void check_landlock(struct bc_doctor *d)
+{
+	int abi = -1, e = ENOSYS;
+#ifdef SYS_landlock_create_ruleset
+	abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	e = errno;
+#endif
+	if (abi < 0) {
+		struct bc_check *c = add(d, "landlock", BC_CHECK_WARN, "Landlock unavailable (%s); the "
+					 "mounts still confine writes, without a second layer", strerror(e));
+		fix(c, e == EOPNOTSUPP ? "add landlock to the lsm= kernel command line"
+		    : "a kernel with CONFIG_SECURITY_LANDLOCK (5.13 or later)");
+		return;
+	}
+	add(d, "landlock", BC_CHECK_OK, "Landlock ABI %d", abi);
+}
+
+/* One nftables batch holding one table message, and its ACK. */
+static int nft_table_msg(struct mnl_socket *nl, uint16_t type, uint32_t seq)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_nlmsg_batch *b = mnl_nlmsg_batch_start(buf, sizeof buf / 2);
+	struct nftnl_table *t = nftnl_table_alloc();
+	int r = -ENOMEM;
+	if (!b || !t)
+		goto out;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, "browsercage_doctor");
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	nftnl_batch_begin(mnl_nlmsg_batch_current(b), seq);
+	mnl_nlmsg_batch_next(b);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), type, NFPROTO_INET,
+						     NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK, seq + 1);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	mnl_nlmsg_batch_next(b);
+	nftnl_batch_end(mnl_nlmsg_batch_current(b), seq + 2);
+	mnl_nlmsg_batch_next(b);
+	if (mnl_socket_sendto(nl, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof buf);
+	r = n < 0 ? -errno : mnl_cb_run(buf, (size_t)n, 0, 0, NULL, NULL) < 0 ? -errno : 0;
+out:
+	if (t)
+		nftnl_table_free(t);
+	if (b)
+		mnl_nlmsg_batch_stop(b);
+	return r;
+}
+
+/* In a fresh user+net namespace: create and delete a table, then commit
+ * the policy's own egress ruleset (sets with timeouts, NFLOG, ...). */
+static int nft_fn(void *arg, struct bc_error *err)
+{
+	const struct bc_policy *p = arg;
+	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!nl)
+		return bc_error_errno(err, errno, "open a NETLINK_NETFILTER socket");
+	int r = mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 ? -errno : 0;
+	uint32_t seq = (uint32_t)time(NULL);
+	if (r == 0 && (r = nft_table_msg(nl, NFT_MSG_NEWTABLE, seq)) < 0)
+		bc_error_errno(err, -r, "create an nftables table");
+	if (r == 0 && (r = nft_table_msg(nl, NFT_MSG_DELTABLE, seq + 3)) < 0)
+		bc_error_errno(err, -r, "delete an nftables table");
+	mnl_socket_close(nl);
+	if (r < 0)
+		return r;
+	struct bc_policy q = *p;     /* shallow: only net_mode differs */
+	q.net_mode = BC_NET_FILTERED;
+	return bc_nft_commit(&q, err);
+}
+
+static void check_nft(struct bc_doctor *d, const struct bc_policy *p, bool userns_ok)
+{
+	bool needed = p->net_mode == BC_NET_FILTERED;
+	enum bc_check_status bad = needed ? BC_CHECK_FAIL : BC_CHECK_WARN;
+	struct bc_error err = {0};
+	struct bc_check *c;
+	if (!userns_ok) {
+		add(d, "nftables", bad, "not tried: no user namespace");
+		return;
+	}
+	if (in_child(CLONE_NEWUSER | CLONE_NEWNET, nft_fn, (void *)p, &err) < 0) {
+		c = add(d, "nftables", bad, "%s%s", err.msg, needed ? "" : " (this policy has no network)");
+		fix(c, "a kernel with nf_tables (CONFIG_NF_TABLES, CONFIG_NF_TABLES_INET, "
+		    "CONFIG_NFT_CT, CONFIG_NFT_LOG, CONFIG_NFT_REJECT; modprobe nf_tables)");
+		return;
+	}
+	add(d, "nftables", BC_CHECK_OK, "table created and deleted, egress ruleset committed "
+	    "in a fresh network namespace");
+}
+
+static bool wants_limits(const struct bc_policy *p)
+{
+	return p->memory || p->pids || p->cpu_millis;
+}
+
+static void check_cgroup(struct bc_doctor *d, const struct bc_policy *p)
+{
+	_cleanup_free_ char *self = NULL, *mi = NULL;
+	struct bc_cgroup_layout lay = {0};
+	struct bc_cgroup cg = {0};
+	struct bc_error err = {0};
+	struct bc_check *c;
+	char name[64];
+	bool needed = p->limits_required && wants_limits(p);
+	enum bc_check_status bad = needed ? BC_CHECK_FAIL : BC_CHECK_WARN;
+
+	if (bc_read_file("/proc/self/cgroup", &self, NULL, 1 << 16) < 0 ||
+	    bc_read_file("/proc/self/mountinfo", &mi, NULL, 1 << 22) < 0 ||
+	    bc_cgroup_layout_parse(&lay, self, mi) < 0) {
+		c = add(d, "cgroup", bad, "no cgroup hierarchy with the memory controller");
+		fix(c, "mount cgroup2 on /sys/fs/cgroup (or the v1 memory, pids and cpu hierarchies)");
+		bc_cgroup_layout_free(&lay);
+		return;
+	}
+	int version = lay.version;
+	bc_cgroup_layout_free(&lay);
+	if (!wants_limits(p)) {
+		add(d, "cgroup", BC_CHECK_OK, "cgroup v%d; the policy sets no limits", version);
+		return;
+	}
+	struct bc_policy q = *p;     /* shallow: learn which limits apply */
+	q.limits_required = true;
+	snprintf(name, sizeof name, "bc-doctor-%d", (int)getpid());
+	if (bc_cgroup_setup(&cg, &q, d->cgroup_parent, name, &err) < 0) {
+		c = add(d, "cgroup", bad, "cgroup v%d: %s%s", version, err.msg,
+			needed ? "" : " (limits are not required by this policy)");
+		fix(c, "run as root, or give the caller a delegated cgroup subtree (systemd: "
+		    "Delegate=yes, or systemd-run --user -p Delegate=yes) and pass --cgroup-parent");
+		bc_cgroup_destroy(&cg);
+		return;
+	}
+	add(d, "cgroup", BC_CHECK_OK, "cgroup v%d: created %s with limits%s%s%s, removed it", cg.version,
+	    cg.dir[cg.version == 2 ? BC_CG_UNIFIED : BC_CG_MEMORY].path,
+	    cg.applied & BC_CG_LIMIT_MEMORY ? " memory" : "", cg.applied & BC_CG_LIMIT_PIDS ? " pids" : "",
+	    cg.applied & BC_CG_LIMIT_CPU ? " cpu" : "");
+	bc_cgroup_destroy(&cg);
+}
+
+/* The first executable name in /usr/bin, then PATH. */
+static bool find_exe(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "/usr/bin/%s", name);
+	if (access(buf, X_OK) == 0)
+		return true;
+	const char *path = getenv("PATH");
+	for (const char *s = path; s && *s;) {
+		size_t n = strcspn(s, ":");
+		if (n && n + strlen(name) + 2 <= len) {
+			snprintf(buf, len, "%.*s/%s", (int)n, s, name);
+			if (access(buf, X_OK) == 0)
+				return true;
+		}
+		s += n + (s[n] == ':');
+	}
+	return false;
+}
+
+static void check_pasta(struct bc_doctor *d, const struct bc_policy *p)
+{
+	char path[4096], ver[256];
+	/* Without privilege, auto means pasta: veth needs CAP_NET_ADMIN here. */
+	bool needed = p->net_mode == BC_NET_FILTERED &&
+		      (p->uplink == BC_UPLINK_PASTA || (p->uplink == BC_UPLINK_AUTO && getuid() != 0));
+	struct bc_check *c;
+	if (!find_exe("pasta", path, sizeof path)) {
+		c = add(d, "pasta", needed ? BC_CHECK_FAIL : BC_CHECK_WARN, "pasta not found in /usr/bin or PATH%s",
+			needed ? "" : " (not needed by this policy as this user)");
+		fix(c, "apt-get install passt");
+		return;
+	}
+	int r = run_version(path, "--version", ver, sizeof ver);
+	if (r < 0) {
+		c = add(d, "pasta", needed ? BC_CHECK_FAIL : BC_CHECK_WARN, "%s --version: %s", path, strerror(-r));
+		fix(c, "reinstall passt");
+		return;
+	}
+	add(d, "pasta", BC_CHECK_OK, "%s: %s", path, ver);
+}
+
+static void check_chromium(struct bc_doctor *d, const struct bc_policy *p)
+{
+	char ver[256];
+	const char *path = p->chromium ? p->chromium : BC_CHROMIUM_PATH;
+	struct bc_check *c;
+	if (access(path, X_OK) < 0) {
+		c = add(d, "chromium", BC_CHECK_WARN, "%s: %s (browsercage-chromium needs it; run works "
+			"with other commands)", path, strerror(errno));
+		fix(c, "apt-get install chromium, or set [sandbox] chromium = PATH");
+		return;
+	}
+	int r = run_version(path, "--version", ver, sizeof ver);
+	if (r < 0) {
+		c = add(d, "chromium", BC_CHECK_WARN, "%s --version: %s", path, strerror(-r));
+		fix(c, "run '%s --version' by hand to see why", path);
+		return;
+	}
+	add(d, "chromium", BC_CHECK_OK, "%s: %s", path, ver);
+}
+
+static void check_paths(struct bc_doctor *d, const struct bc_policy *p)
+{
+	struct stat st;
+	struct bc_check *c;
+	if (p->profile == BC_PROFILE_ASSIGNED && !d->skip_profile_root) {
+		int r = stat(p->profile_root, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+		if (r < 0) {
+			c = add(d, "profile_root", BC_CHECK_FAIL, "profile = assigned, but profile_root %s: %s",
+				p->profile_root, strerror(-r));
+			fix(c, "mkdir -p %s (in Kubernetes: mount a volume there)", p->profile_root);
+		} else
+			add(d, "profile_root", BC_CHECK_OK, "%s exists", p->profile_root);
+	}
+	if (p->audit_log) {
+		_cleanup_free_ char *dir = strdup(p->audit_log);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		if (!dir || access(dir, W_OK) < 0) {
+			c = add(d, "audit_log", BC_CHECK_FAIL, "audit log %s: directory %s is not writable: %s",
+				p->audit_log, dir ? dir : "?", strerror(errno));
+			fix(c, "mkdir -p %s and make it writable by the launcher's user", dir ? dir : "?");
+		} else
+			add(d, "audit_log", BC_CHECK_OK, "%s: directory writable", p->audit_log);
+	}
+	if (p->expires_at && p->expires_at <= (int64_t)time(NULL)) {
+		c = add(d, "expires_at", BC_CHECK_FAIL, "the policy expired");
+		fix(c, "issue a new policy");
+	}
+}
+
+size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p)
+{
+	d->n = d->n_fail = 0;
+	if (p->path && strcmp(p->path, "<defaults>") != 0)
+		add(d, "policy", p->n_warnings ? BC_CHECK_WARN : BC_CHECK_OK, "%s: valid, %zu warning%s, "
+		    "sha256 %s", p->path, p->n_warnings, p->n_warnings == 1 ? "" : "s", p->sha256);
+	if (d->n && p->n_warnings)
+		fix(&d->checks[d->n - 1], "browsercage check %s lists them; docs/REVIEWING.md says why each matters",
+		    p->path);
+	check_sysctls(d);
+	bool userns_ok = check_userns(d);
+	check_proc(d, userns_ok);
+	check_seccomp(d, p);
+	check_landlock(d);
+	check_nft(d, p, userns_ok);
+	check_cgroup(d, p);
+	check_pasta(d, p);
+	check_chromium(d, p);
+	check_paths(d, p);
+	return d->n_fail;
+}
+
+static const char *status_name(enum bc_check_status s)
+{
+	return s == BC_CHECK_OK ? "ok" : s == BC_CHECK_WARN ? "warn" : "fail";
+}
+
+void bc_doctor_print(const struct bc_doctor *d, FILE *out, bool json)
+{
+	if (json)
+		fputc('[', out);
+	for (size_t i = 0; i < d->n; i++) {
+		const struct bc_check *c = &d->checks[i];
+		if (!json) {
+			fprintf(out, "%-4s  %-32s  %s\n", status_name(c->status), c->name, c->detail);
+			if (c->fix[0] && c->status != BC_CHECK_OK)
+				fprintf(out, "      fix: %s\n", c->fix);
+			continue;
+		}
+		struct bc_json j;
+		bc_json_init(&j);
+		bc_json_str(&j, "check", c->name);
+		bc_json_str(&j, "status", status_name(c->status));
+		bc_json_str(&j, "detail", c->detail);
+		bc_json_str(&j, "fix", c->fix[0] ? c->fix : NULL);
+		const char *t = bc_json_text(&j);
+		fprintf(out, "%s%s", i ? ",\n " : "", t ? t : "{}");
+		bc_json_free(&j);
+	}
+	if (json)
+		fputs("]\n", out);
+}
+
+/* ---- ready records ---------------------------------------------------------- */
+
+int bc_ready_path(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
+		  const char *label, char *buf, size_t len)
+{
+	int n;
+	const char *root = profile_root ? profile_root : p->profile_root;
+	if (ready_dir)
+		n = label ? snprintf(buf, len, "%s/%s.json", ready_dir, label)
+			  : snprintf(buf, len, "%s/policy-%.16s.json", ready_dir, p->sha256);
+	else
+		n = label ? snprintf(buf, len, "%s/.ready/%s.json", root, label)
+			  : snprintf(buf, len, "%s/.ready/policy-%.16s.json", root, p->sha256);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
+		      const char *label, struct bc_error *err)
+{
+	char path[4096], want[128];
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+
+	if (bc_ready_path(p, profile_root, ready_dir, label, path, sizeof path) < 0)
+		return bc_error_set(err, ENAMETOOLONG, "ready record path too long");
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "--require-prepared: no ready record %s (run `browsercage "
+				      "prepare --policy %s%s%s` first)", path, p->path, label ? " --profile " : "",
+				      label ? label : "");
+	if (fstat(fd, &st) < 0)
+		return bc_error_errno(err, errno, "ready record %s", path);
+	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != getuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return bc_error_set(err, EPERM, "ready record %s: not a regular file owned by root or "
+				    "uid %u and writable only by its owner", path, (unsigned)getuid());
+	if (bc_read_fd(fd, &text, NULL, 1 << 20) < 0)
+		return bc_error_errno(err, EIO, "read ready record %s", path);
+	snprintf(want, sizeof want, "\"policy_sha256\":\"%s\"", p->sha256);
+	if (!strstr(text, want)) {
+		const char *got = strstr(text, "\"policy_sha256\":\"");
+		return bc_error_set(err, ESTALE, "ready record %s was made for another policy (sha256 %.64s); "
+				    "%s has sha256 %s: run prepare again", path,
+				    got ? got + 17 : "?", p->path, p->sha256);
+	}
+	if (!strstr(text, "\"ok\":true"))
+		return bc_error_set(err, EPERM, "ready record %s says the host failed its checks", path);
+	return 0;
+}
+
+/* ---- commands ------------------------------------------------------------------ */
+
+static int load_policy(struct bc_policy *p, const char *path, bool quiet)
+{
+	struct bc_error err = {0};
+	if (!path) {
+		static const char *const candidates[] = { BC_SYSCONFDIR "/default.ini", BC_PKGDATADIR "/default.ini" };
+		for (size_t i = 0; i < ARRAY_SIZE(candidates) && !path; i++)
+			if (access(candidates[i], R_OK) == 0)
+				path = candidates[i];
+	}
+	if (!path) {
+		if (bc_policy_init(p) < 0 || !(p->path = strdup("<defaults>"))) {
+			fprintf(stderr, "browsercage: out of memory\n");
+			return -ENOMEM;
+		}
+		p->net_mode = BC_NET_FILTERED;   /* as the shipped default.ini */
+		return 0;
+	}
+	if (bc_policy_load(p, path, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < p->n_warnings && !quiet; i++)
+		fprintf(stderr, "%s:%u: warning: %s\n", path, p->warnings[i].line, p->warnings[i].msg);
+	return 0;
+}
+
+static void doctor_usage(FILE *out)
+{
+	fputs("usage: browsercage doctor [--policy FILE] [--json] [--cgroup-parent PATH]\n"
+	      "\n"
+	      "Check that this host offers what the launcher needs: user namespaces (and the\n"
+	      "sysctls that restrict them), a fresh /proc, seccomp, Landlock, nf_tables, a\n"
+	      "writable cgroup, pasta and Chromium. Each check does the real thing in a\n"
+	      "throwaway child. Prints one line per check (ok, warn or fail, with a fix:\n"
+	      "line), or a JSON array with --json. Without --policy, the installed default\n"
+	      "policy is assumed. Exit status: 0 when the policy can be enforced here, 1 when\n"
+	      "a check failed, 2 when the policy is invalid.\n", out);
+}
 
 int bc_cmd_doctor(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "browsercage: %s: not in this build yet\n", argv[0]);
-	return 125;
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "cgroup-parent", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policy_path = NULL;
+	bool json = false;
+	struct bc_doctor d = {0};
+	struct bc_policy p = {0};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': policy_path = optarg; break;
+		case 'j': json = true; break;
+		case 'c': d.cgroup_parent = optarg; break;
+		case 'h': doctor_usage(stdout); return 0;
+		default: doctor_usage(stderr); return EXIT_POLICY;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "browsercage: doctor: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_POLICY;
+	}
+	if (load_policy(&p, policy_path, json) < 0)
+		return EXIT_POLICY;
+	size_t n_fail = bc_doctor_run(&d, &p);
+	bc_doctor_print(&d, stdout, json);
+	if (!json && n_fail)
+		fprintf(stderr, "browsercage: doctor: %zu check%s failed: this host cannot enforce %s\n",
+			n_fail, n_fail == 1 ? "" : "s", p.path);
+	bc_policy_free(&p);
+	return n_fail ? EXIT_HOST : 0;
+}
+
+/* ---- prepare ------------------------------------------------------------------- */
+
+static void prepare_usage(FILE *out)
+{
+	fputs("usage: browsercage prepare --policy FILE [--profile LABEL] [--assignment FILE]\n"
+	      "                           [--profile-root DIR] [--ready-dir DIR] [--cgroup-parent PATH]\n"
+	      "\n"
+	      "The Kubernetes init step. Validates the policy (as `check`), runs the doctor\n"
+	      "checks it needs, creates the profile directory <profile_root>/<LABEL> owned\n"
+	      "by the uid the sandbox maps to (mode 0700), refuses a profile whose last\n"
+	      "sandbox did not close cleanly, and writes the ready record\n"
+	      "<profile_root>/.ready/<LABEL>.json (policy-<sha256 prefix>.json without a\n"
+	      "label) that `run --require-prepared` checks. Exit status: 0 when ready, 1 when\n"
+	      "the host or the profile is not, 2 when the policy or an argument is invalid.\n", out);
+}
+
+/* Create <root>/<label> (or check the one there) owned by uid:gid, 0700,
+ * no symlink on the way; the same checks as run's. Fills dir. */
+static int profile_create(const char *root, const char *label, uid_t uid, gid_t gid,
+			  char *dir, size_t len, struct bc_error *err)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int rfd = (int)syscall(SYS_openat2, AT_FDCWD, root, &how, sizeof how);
+	if (rfd < 0)
+		return bc_error_errno(err, errno, "profile_root %s%s", root,
+				      errno == ENOENT ? " (create it, or mount the profile volume there)" : "");
+	snprintf(dir, len, "%s/%s", root, label);
+	bool created = mkdirat(rfd, label, 0700) == 0;
+	if (!created && errno != EEXIST)
+		return bc_error_errno(err, errno, "create profile directory %s", dir);
+	if (created && getuid() == 0 && fchownat(rfd, label, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return bc_error_errno(err, errno, "chown profile directory %s to %u:%u", dir,
+				      (unsigned)uid, (unsigned)gid);
+	int fd = bc_profile_open(dir, uid, err);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return created;
+}
+
+/* Refuse a profile leased by a live sandbox, reserved for another task, or
+ * whose last sandbox did not close cleanly (the lease module's clean-close
+ * marker; `run --recover` takes such a profile over explicitly): take the
+ * lease and give it back clean, as nothing ran. */
+static int profile_check_lease(const char *root, const char *label, const char *task, uid_t uid,
+			       gid_t gid, struct bc_error *err)
+{
+	struct bc_lease_req req = { .root = root, .label = label, .task = task, .uid = uid, .gid = gid };
+	struct bc_lease l = { .lock_fd = -1 };
+	struct bc_audit none = { .fd = -1 };
+	int r = bc_lease_acquire(&l, &req, &none, err);
+	if (r < 0)
+		return r;
+	bc_lease_release(&l, true, &none);
+	return 0;
+}
+
+/* Write the ready record atomically (temporary file, fsync, rename). */
+static int ready_write(const char *path, const struct bc_policy *p, const char *label,
+		       const char *dir, const struct bc_doctor *d, struct bc_error *err)
+{
+	_cleanup_free_ char *doc = NULL, *parent = strdup(path);
+	size_t doclen = 0;
+	char tmp[4200], ts[40];
+	int r;
+
+	if (!parent)
+		return bc_error_set(err, ENOMEM, "out of memory");
+	*strrchr(parent, '/') = '\0';
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+		return bc_error_errno(err, errno, "create ready directory %s", parent);
+	FILE *m = open_memstream(&doc, &doclen);
+	if (!m)
+		return bc_error_errno(err, errno, "open_memstream");
+	bc_doctor_print(d, m, true);
+	fclose(m);
+	if (doclen && doc[doclen - 1] == '\n')
+		doc[doclen - 1] = '\0';
+	bc_format_time((int64_t)time(NULL), ts, sizeof ts);
+
+	struct bc_json j;
+	bc_json_init(&j);
+	bc_json_bool(&j, "ok", d->n_fail == 0);
+	bc_json_str(&j, "policy_sha256", p->sha256);
+	bc_json_str(&j, "policy_path", p->path);
+	bc_json_str(&j, "policy_name", p->name);
+	bc_json_str(&j, "label", label);
+	bc_json_str(&j, "profile_dir", dir);
+	bc_json_uint(&j, "uid", getuid());
+	bc_json_str(&j, "time", ts);
+	bc_json_raw(&j, "doctor", doc ? doc : "[]");
+	const char *text = bc_json_text(&j);
+	snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (!text)
+		r = bc_error_set(err, ENOMEM, "out of memory");
+	else if (fd < 0)
+		r = bc_error_errno(err, errno, "write ready record %s", tmp);
+	else if ((r = bc_write_all(fd, text, strlen(text))) < 0 || (r = bc_write_all(fd, "\n", 1)) < 0 ||
+		 (fsync(fd) < 0 && (r = -errno)) || (rename(tmp, path) < 0 && (r = -errno)))
+		r = bc_error_errno(err, -r, "write ready record %s", path);
+	else
+		r = 0;
+	if (r < 0 && fd >= 0)
+		unlink(tmp);
+	bc_json_free(&j);
+	return r;
 }
 
 int bc_cmd_prepare(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "browsercage: %s: not in this build yet\n", argv[0]);
-	return 125;
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "profile", required_argument, NULL, 'L' },
+		{ "assignment", required_argument, NULL, 'a' },
+		{ "profile-root", required_argument, NULL, 'R' },
+		{ "ready-dir", required_argument, NULL, 'D' },
+		{ "cgroup-parent", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policy_path = NULL, *label = NULL, *assignment = NULL, *root = NULL, *ready_dir = NULL;
+	struct bc_doctor d = {0};
+	struct bc_policy p = {0};
+	struct bc_assignment as = {0};
+	struct bc_error err = {0};
+	char dir[4096] = "", ready[4096];
+	int c, ret = EXIT_HOST;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:L:a:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': policy_path = optarg; break;
+		case 'L': label = optarg; break;
+		case 'a': assignment = optarg; break;
+		case 'R': root = optarg; break;
+		case 'D': ready_dir = optarg; break;
+		case 'c': d.cgroup_parent = optarg; break;
+		case 'h': prepare_usage(stdout); return 0;
+		default: prepare_usage(stderr); return EXIT_POLICY;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "browsercage: prepare: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_POLICY;
+	}
+	if (!policy_path) {
+		fprintf(stderr, "browsercage: prepare: --policy FILE is required\n");
+		return EXIT_POLICY;
+	}
+	if (load_policy(&p, policy_path, false) < 0)
+		return EXIT_POLICY;
+	if (assignment) {
+		if (bc_assign_load(&as, assignment, &err) < 0 || bc_assign_check(&as, &p, &err) < 0) {
+			fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+			ret = EXIT_POLICY;
+			goto out;
+		}
+		if (label && as.label && strcmp(label, as.label) != 0) {
+			fprintf(stderr, "browsercage: prepare: --profile %s but the assignment %s names label %s\n",
+				label, assignment, as.label);
+			ret = EXIT_POLICY;
+			goto out;
+		}
+		if (as.label)
+			label = as.label;
+	}
+	if (label && bc_label_check("--profile", label, &err) < 0) {
+		fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+		ret = EXIT_POLICY;
+		goto out;
+	}
+	if (p.profile == BC_PROFILE_ASSIGNED && !label && !as.storage_dir) {
+		fprintf(stderr, "browsercage: prepare: %s has profile = assigned: give --profile LABEL "
+			"(or an --assignment naming one)\n", p.path);
+		ret = EXIT_POLICY;
+		goto out;
+	}
+	if (!root)
+		root = p.profile_root;
+
+	/* The host first: nothing is created for a policy it cannot enforce. */
+	d.skip_profile_root = true;
+	size_t n_fail = bc_doctor_run(&d, &p);
+	bc_doctor_print(&d, stdout, false);
+	if (n_fail) {
+		fprintf(stderr, "browsercage: prepare: %zu check%s failed: this host cannot enforce %s "
+			"(see the fix: lines above)\n", n_fail, n_fail == 1 ? "" : "s", p.path);
+		goto out;
+	}
+
+	bool root_mode = getuid() == 0;
+	uid_t uid = root_mode ? p.host_uid : getuid();
+	gid_t gid = root_mode ? p.host_gid : getgid();
+	if (label) {
+		int r = profile_create(root, label, uid, gid, dir, sizeof dir, &err);
+		if (r < 0 || profile_check_lease(root, label, as.task, uid, gid, &err) < 0) {
+			fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+			goto out;
+		}
+		printf("ok    %-32s  %s %s (owner %u, mode 0700)\n", "profile", dir, r ? "created" : "exists",
+		       (unsigned)uid);
+	} else if (as.storage_dir) {
+		int fd = bc_profile_open(as.storage_dir, uid, &err);
+		if (fd < 0) {
+			fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+			goto out;
+		}
+		close(fd);
+		snprintf(dir, sizeof dir, "%s", as.storage_dir);
+	}
+	if (bc_ready_path(&p, root, ready_dir, label, ready, sizeof ready) < 0 ||
+	    ready_write(ready, &p, label, dir[0] ? dir : NULL, &d, &err) < 0) {
+		fprintf(stderr, "browsercage: prepare: %s\n", err.msg[0] ? err.msg : "ready record path too long");
+		goto out;
+	}
+	printf("ready: %s (policy %s, sha256 %s)\n", ready, p.name, p.sha256);
+	ret = 0;
+out:
+	bc_assign_free(&as);
+	bc_policy_free(&p);
+	return ret;
 }

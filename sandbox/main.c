@@ -12,6 +12,7 @@
 #include "assign.h"
 #include "audit.h"
 #include "commands.h"
+#include "doctor.h"
 #include "launch.h"
 #include "lease.h"
 #include "policy.h"
@@ -28,6 +29,7 @@ static void usage(FILE *out)
 		"                       [--profile-root DIR] [--recover] [--task ID] [--ttl DUR]\n"
 		"                       [--assignment FILE] [--template NAME]\n"
 		"                       [--audit FILE | --audit-fd N] [--cgroup-parent PATH]\n"
+		"                       [--require-prepared [--ready-dir DIR]]\n"
 		"                       [--pass-fd N]... [--devtools-forward] -- CMD [ARG]...\n"
 		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
 		"       browsercage explain FILE      effective policy and the nft ruleset\n"
@@ -105,6 +107,8 @@ static int cmd_run(int argc, char **argv)
 		{ "profile", required_argument, NULL, 'L' },
 		{ "profile-root", required_argument, NULL, 'R' },
 		{ "recover", no_argument, NULL, 'r' },
+		{ "require-prepared", no_argument, NULL, 'P' },
+		{ "ready-dir", required_argument, NULL, 'Y' },
 		{ "devtools-forward", no_argument, NULL, 'D' },
 		{ "assignment", required_argument, NULL, 'S' },
 		{ "template", required_argument, NULL, 'M' },
@@ -114,6 +118,8 @@ static int cmd_run(int argc, char **argv)
 	const char *policy_path = NULL, *audit_path = NULL, *label = NULL, *profile_root = NULL;
 	int audit_fd = -1;
 	bool recover = false;
+	bool require_prepared = false;
+	const char *ready_dir = NULL;
 	bool launched = false;
 	const char *assignment_path = NULL, *template_name = NULL, *root = NULL;
 	struct bc_assignment asg = {0};
@@ -155,6 +161,8 @@ static int cmd_run(int argc, char **argv)
 		case 'L': label = optarg; break;
 		case 'R': profile_root = optarg; break;
 		case 'r': recover = true; break;
+		case 'P': require_prepared = true; break;
+		case 'Y': ready_dir = optarg; break;
 		case 'D': l.devtools_forward = true; break;
 		case 'S': assignment_path = optarg; break;
 		case 'M': template_name = optarg; break;
@@ -208,6 +216,12 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (label && l.profile_dir) {
 		ret = errorf(BC_EXIT_LAUNCHER, "give --profile-dir or --profile, not both");
+		goto out;
+	}
+	/* Kubernetes: the init container's `prepare` left a ready record for
+	 * exactly this policy (and label). */
+	if (require_prepared && bc_prepare_verify(&p, profile_root, ready_dir, label, &err) < 0) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
 		goto out;
 	}
 	if (bc_launch_prepare(&l, &err) < 0 ||

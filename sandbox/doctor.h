@@ -1,0 +1,59 @@
+/* doctor.h: what this host offers the launcher (`browsercage doctor`), and
+ * the Kubernetes init step (`browsercage prepare`) that validates a policy
+ * against the host, creates the profile directory and leaves a ready
+ * record that `run --require-prepared` checks.
+ *
+ * Every kernel check does the real thing in a throwaway child process
+ * (create a user namespace, commit an nftables table in a fresh netns,
+ * mount a fresh /proc, load the seccomp filter), because sysctls alone do
+ * not say what a container runtime's seccomp profile or an LSM refuses. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "policy.h"
+#include "util.h"
+
+enum bc_check_status { BC_CHECK_OK, BC_CHECK_WARN, BC_CHECK_FAIL };
+
+struct bc_check {
+	char name[40];
+	enum bc_check_status status;
+	char detail[BC_ERRMSG_MAX];
+	char fix[BC_ERRMSG_MAX];         /* "" unless status is FAIL or WARN */
+};
+
+#define BC_DOCTOR_MAX_CHECKS 24
+
+struct bc_doctor {
+	struct bc_check checks[BC_DOCTOR_MAX_CHECKS];
+	size_t n;
+	size_t n_fail;
+	const char *cgroup_parent;       /* as run's --cgroup-parent; NULL = default */
+	bool skip_profile_root;          /* prepare checks the profile root itself */
+};
+
+/* Run every check for policy p (its path, or "<defaults>" when it was not
+ * loaded from a file). A missing feature is FAIL when p cannot be enforced
+ * without it (filtered network without nf_tables, required limits without a
+ * writable cgroup, profile = assigned without profile_root), else WARN.
+ * Returns the number of FAIL checks. */
+size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p);
+
+/* Print the results: one line per check ("ok    name  detail", a "fix:"
+ * line under each failure or warning), or with json a JSON array of
+ * {check, status, detail, fix}. */
+void bc_doctor_print(const struct bc_doctor *d, FILE *out, bool json);
+
+/* The ready record `prepare` writes: <ready_dir>/<label>.json, or
+ * policy-<first 16 hex of the policy sha256>.json when there is no label.
+ * ready_dir NULL means <profile_root>/.ready. Fills buf; 0 or -ENAMETOOLONG. */
+int bc_ready_path(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
+		  const char *label, char *buf, size_t len);
+
+/* `run --require-prepared`: refuse unless the ready record for label (or
+ * for the policy, without a label) exists, is owned by root or the caller,
+ * is not group/world-writable, and names p's sha256. */
+int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
+		      const char *label, struct bc_error *err);
