@@ -1,17 +1,273 @@
-/* nflog.c: placeholder until the NFLOG reader lands. */
+/* nflog.c: the refused-connection log. The sandbox ruleset's reject rules
+ * log to NFLOG group 1 (ruleset.h); the sandbox opens the group's socket in
+ * its netns and hands it up; the supervisor turns each packet into an
+ * audit record, rate-limited so a flood cannot fill the disk. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_log.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+
+#include "dns.h"
 #include "nflog.h"
+
+#define COPY_RANGE 128          /* IPv6 + extension headers + TCP header */
+#define DRAIN_MAX 64            /* datagrams per call: the poll loop stays responsive */
+
+static struct {
+	bool init;
+	struct bc_ratelimit rl;
+	uint64_t suppressed;         /* packets not written since the last record */
+	uint64_t overruns;           /* times the socket overflowed (packets lost) */
+} state;
+
+static int cfg_send(struct mnl_socket *nl, uint8_t family, uint16_t group, uint16_t attr,
+		    const void *data, size_t len)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = (uint32_t)time(NULL);
+	struct nfgenmsg *g = mnl_nlmsg_put_extra_header(nlh, sizeof *g);
+	g->nfgen_family = family;
+	g->version = NFNETLINK_V0;
+	g->res_id = htons(group);
+	mnl_attr_put(nlh, attr, len, data);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof buf);
+	if (n < 0)
+		return -errno;
+	if (mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, mnl_socket_get_portid(nl), NULL, NULL) < 0)
+		return -errno;
+	return 0;
+}
 
 int bc_nflog_open(struct bc_error *err)
 {
-	(void)err;
-	return -1;
+	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!nl)
+		return bc_error_errno(err, errno, "open an NFLOG socket in the sandbox");
+	struct nfulnl_msg_config_cmd bind = { .command = NFULNL_CFG_CMD_BIND };
+	struct nfulnl_msg_config_mode mode = { .copy_range = htonl(COPY_RANGE),
+					       .copy_mode = NFULNL_COPY_PACKET };
+	uint32_t qthresh = htonl(1);
+	int r;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		r = -errno;
+	else if ((r = cfg_send(nl, AF_UNSPEC, BC_NFLOG_GROUP, NFULA_CFG_CMD, &bind, sizeof bind)) >= 0)
+		r = cfg_send(nl, AF_UNSPEC, BC_NFLOG_GROUP, NFULA_CFG_MODE, &mode, sizeof mode);
+	/* one packet per message, sent at once (the default queues up to 100
+	 * packets for up to a second) */
+	if (r >= 0)
+		r = cfg_send(nl, AF_UNSPEC, BC_NFLOG_GROUP, NFULA_CFG_QTHRESH, &qthresh, sizeof qthresh);
+	if (r < 0) {
+		mnl_socket_close(nl);
+		return bc_error_errno(err, -r, "bind NFLOG group %d in the sandbox", BC_NFLOG_GROUP);
+	}
+	int fd = mnl_socket_get_fd(nl);
+	/* mnl_socket_close would close fd: keep the fd, free the wrapper. */
+	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	mnl_socket_close(nl);
+	if (dup_fd < 0)
+		return bc_error_errno(err, errno, "dup the NFLOG socket");
+	if (fcntl(dup_fd, F_SETFL, O_NONBLOCK) < 0) {
+		close(dup_fd);
+		return bc_error_errno(err, errno, "make the NFLOG socket non-blocking");
+	}
+	return dup_fd;
+}
+
+int bc_nflog_packet_parse(const uint8_t *pkt, size_t len, struct bc_nflog_event *ev)
+{
+	size_t l4;
+	bool first_fragment = true;
+
+	ev->family = 0;
+	ev->port = -1;
+	ev->proto = 0;
+	memset(ev->dst, 0, sizeof ev->dst);
+	if (len < 1)
+		return -EINVAL;
+	if (pkt[0] >> 4 == 4) {
+		size_t ihl = (size_t)(pkt[0] & 0x0f) * 4;
+		if (len < 20 || ihl < 20 || ihl > len)
+			return -EINVAL;
+		ev->family = AF_INET;
+		ev->proto = pkt[9];
+		memcpy(ev->dst, pkt + 16, 4);
+		first_fragment = ((pkt[6] & 0x1f) << 8 | pkt[7]) == 0;
+		l4 = ihl;
+	} else if (pkt[0] >> 4 == 6) {
+		if (len < 40)
+			return -EINVAL;
+		ev->family = AF_INET6;
+		memcpy(ev->dst, pkt + 24, 16);
+		uint8_t next = pkt[6];
+		l4 = 40;
+		/* a few extension headers; each bounded by len */
+		for (int i = 0; i < 8; i++) {
+			if (next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING || next == IPPROTO_DSTOPTS) {
+				if (l4 + 2 > len)
+					break;
+				size_t hl = ((size_t)pkt[l4 + 1] + 1) * 8;
+				next = pkt[l4];
+				l4 += hl;
+			} else if (next == IPPROTO_FRAGMENT) {
+				if (l4 + 8 > len)
+					break;
+				first_fragment = ((pkt[l4 + 2] << 8 | pkt[l4 + 3]) & 0xfff8) == 0;
+				next = pkt[l4];
+				l4 += 8;
+			} else
+				break;
+		}
+		ev->proto = next;
+	} else
+		return -EINVAL;
+	if ((ev->proto == IPPROTO_TCP || ev->proto == IPPROTO_UDP || ev->proto == IPPROTO_SCTP ||
+	     ev->proto == IPPROTO_UDPLITE) && first_fragment && l4 + 4 <= len)
+		ev->port = pkt[l4 + 2] << 8 | pkt[l4 + 3];
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void bc_nflog_flush(struct bc_audit *a)
+{
+	if (!state.suppressed && !state.overruns)
+		return;
+	struct bc_json j;
+	bc_json_init(&j);
+	bc_json_uint(&j, "count", state.suppressed);
+	bc_json_uint(&j, "overruns", state.overruns);
+	bc_audit_write(a, "egress_refused_suppressed", &j);
+	bc_json_free(&j);
+	state.suppressed = state.overruns = 0;
+}
+
+static const char *proto_name(uint8_t p, char *buf, size_t len)
+{
+	switch (p) {
+	case IPPROTO_TCP: return "tcp";
+	case IPPROTO_UDP: return "udp";
+	case IPPROTO_ICMP: return "icmp";
+	case IPPROTO_ICMPV6: return "icmpv6";
+	case IPPROTO_SCTP: return "sctp";
+	case IPPROTO_UDPLITE: return "udplite";
+	default:
+		snprintf(buf, len, "%u", p);
+		return buf;
+	}
+}
+
+static void event_write(struct bc_audit *a, const struct bc_nflog_event *ev)
+{
+	char addr[INET6_ADDRSTRLEN] = "", pbuf[8];
+	struct bc_json j;
+
+	if (ev->family)
+		inet_ntop(ev->family, ev->dst, addr, sizeof addr);
+	bc_json_init(&j);
+	bc_json_str(&j, "dst", ev->family ? addr : NULL);
+	if (ev->port >= 0)
+		bc_json_uint(&j, "port", (uint64_t)ev->port);
+	else
+		bc_json_str(&j, "port", NULL);
+	bc_json_str(&j, "proto", ev->family ? proto_name(ev->proto, pbuf, sizeof pbuf) : NULL);
+	bc_json_str(&j, "rule", ev->rule[0] ? ev->rule : NULL);
+	bc_audit_write(a, "egress_refused", &j);
+	bc_json_free(&j);
+}
+
+static int attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	uint16_t type = mnl_attr_get_type(attr);
+	if (mnl_attr_type_valid(attr, NFULA_MAX) > 0)
+		tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+struct drain_ctx {
+	struct bc_audit *a;
+	int written;
+};
+
+static int packet_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct drain_ctx *c = data;
+	const struct nlattr *tb[NFULA_MAX + 1] = { 0 };
+	struct bc_nflog_event ev;
+
+	if (nlh->nlmsg_type != ((NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET) ||
+	    mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb) < 0)
+		return MNL_CB_OK;   /* not ours to judge: skip it */
+	if (!bc_ratelimit_take(&state.rl, now_ms())) {
+		state.suppressed++;
+		return MNL_CB_OK;
+	}
+	bc_nflog_flush(c->a);   /* the flood is over: say how much was left out */
+	if (!tb[NFULA_PAYLOAD] ||
+	    bc_nflog_packet_parse(mnl_attr_get_payload(tb[NFULA_PAYLOAD]),
+				  mnl_attr_get_payload_len(tb[NFULA_PAYLOAD]), &ev) < 0)
+		ev.family = 0, ev.port = -1;
+	ev.rule[0] = '\0';
+	if (tb[NFULA_PREFIX]) {
+		size_t n = mnl_attr_get_payload_len(tb[NFULA_PREFIX]);
+		if (n >= sizeof ev.rule)
+			n = sizeof ev.rule - 1;
+		memcpy(ev.rule, mnl_attr_get_payload(tb[NFULA_PREFIX]), n);
+		ev.rule[n] = '\0';   /* the kernel's string is NUL-terminated; cut at the first NUL */
+	}
+	event_write(c->a, &ev);
+	c->written++;
+	return MNL_CB_OK;
 }
 
 int bc_nflog_drain(int fd, struct bc_audit *a)
 {
-	(void)fd;
-	(void)a;
-	return 0;
+	union { char buf[MNL_SOCKET_BUFFER_SIZE]; struct nlmsghdr align; } u;
+	struct drain_ctx c = { .a = a };
+
+	if (!state.init) {
+		bc_ratelimit_init(&state.rl, BC_NFLOG_RATE, BC_NFLOG_BURST);
+		state.init = true;
+	}
+	for (int i = 0; fd >= 0 && i < DRAIN_MAX; i++) {
+		struct sockaddr_nl from;
+		socklen_t flen = sizeof from;
+		ssize_t n = recvfrom(fd, u.buf, sizeof u.buf, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == ENOBUFS) {   /* packets were lost to the flood */
+			state.overruns++;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		if (flen != sizeof from || from.nl_family != AF_NETLINK || from.nl_pid != 0)
+			continue;   /* only the kernel speaks here */
+		mnl_cb_run(u.buf, (size_t)n, 0, 0, packet_cb, &c);
+	}
+	return c.written;
 }

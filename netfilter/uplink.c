@@ -1,23 +1,1069 @@
-/* uplink.c: placeholder until the uplink lands; refuses clearly. */
+/* uplink.c: veth + host table, or pasta (see uplink.h). Everything over
+ * netlink (rtnetlink for links, addresses and routes; nf_tables for the
+ * host table): no `ip` or `nft` binary at run time. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/if_link.h>
+#include <linux/nsfs.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+
+#include "nft.h"
+#include "nsenter.h"
+#include "ruleset.h"
 #include "uplink.h"
+
+#define UPLINK_DIR "/run/browsercage/uplink"
+#define SANDBOX_IF "eth0"
+#define PASTA_WAIT_MS 10000     /* a bound on pasta's start-up, not a measurement */
+
+static const char *const pasta_paths[] = { "/usr/bin/pasta", "/usr/local/bin/pasta", "/usr/sbin/pasta" };
+
+/* ---- names ------------------------------------------------------------- */
+
+static void slot_names(uint32_t net, char *ifname, char *table, char *lock)
+{
+	if (ifname)
+		snprintf(ifname, IFNAMSIZ, "bc%08x", net);
+	if (table)
+		snprintf(table, 32, "bc_uplink_%08x", net);
+	if (lock)
+		snprintf(lock, 64, "%08x.lock", net);
+}
+
+/* ---- rtnetlink --------------------------------------------------------- */
+
+static uint32_t seq_next(void)
+{
+	static uint32_t seq;
+	if (!seq)
+		seq = (uint32_t)time(NULL);
+	return ++seq;
+}
+
+/* Send nlh on fd (a NETLINK_ROUTE socket) and wait for its answer: the
+ * ACK, or with reply set, the first non-error message copied there. */
+static int rtnl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	union { char buf[MNL_SOCKET_BUFFER_SIZE]; struct nlmsghdr align; } u;
+
+	nlh->nlmsg_seq = seq_next();
+	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	if (sendto(fd, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
+		return -errno;
+	for (int round = 0; round < 16; round++) {
+		ssize_t n = recv(fd, u.buf, sizeof u.buf, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		int left = (int)n;
+		for (struct nlmsghdr *m = &u.align; mnl_nlmsg_ok(m, left); m = mnl_nlmsg_next(m, &left)) {
+			if (m->nlmsg_seq != nlh->nlmsg_seq)
+				continue;
+			if (m->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
+				return e->error;
+			}
+			if (reply && m->nlmsg_len <= reply_len) {
+				memcpy(reply, m, m->nlmsg_len);
+				reply = NULL;
+			}
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+static int rtnl_open(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The veth pair: host end `host`, peer SANDBOX_IF created right in the
+ * netns of pid. */
+static int link_add_veth(int fd, const char *host, pid_t pid)
+{
+	char buf[1024] = { 0 };
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWLINK;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, host);
+	struct nlattr *info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+	struct nlattr *data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	struct nlattr *peer = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
+	struct ifinfomsg *pifi = mnl_nlmsg_put_extra_header(nlh, sizeof *pifi);
+	pifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, SANDBOX_IF);
+	mnl_attr_put_u32(nlh, IFLA_NET_NS_PID, (uint32_t)pid);
+	mnl_attr_nest_end(nlh, peer);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+	return rtnl_talk(fd, nlh, NULL, 0);
+}
+
+static int link_del(int fd, const char *name)
+{
+	char buf[256] = { 0 };
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_DELLINK;
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	return rtnl_talk(fd, nlh, NULL, 0);
+}
+
+/* The ifindex of name in the netns fd lives in. */
+static int link_index(int fd, const char *name)
+{
+	char buf[256] = { 0 };
+	union { char buf[8192]; struct nlmsghdr align; } reply;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETLINK;
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	memset(&reply, 0, sizeof reply);
+	int r = rtnl_talk(fd, nlh, reply.buf, sizeof reply.buf);
+	if (r < 0)
+		return r;
+	if (reply.align.nlmsg_type != RTM_NEWLINK ||
+	    reply.align.nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg)))
+		return -ENODEV;
+	const struct ifinfomsg *got = mnl_nlmsg_get_payload(&reply.align);
+	return got->ifi_index > 0 ? got->ifi_index : -ENODEV;
+}
+
+static int link_up(int fd, int index)
+{
+	char buf[256] = { 0 };
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWLINK;
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = index;
+	ifi->ifi_flags = IFF_UP;
+	ifi->ifi_change = IFF_UP;
+	return rtnl_talk(fd, nlh, NULL, 0);
+}
+
+static int addr_add(int fd, int index, uint32_t addr, uint8_t prefix)
+{
+	char buf[256] = { 0 };
+	uint32_t a = htonl(addr);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWADDR;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = prefix;
+	ifa->ifa_index = (uint32_t)index;
+	mnl_attr_put(nlh, IFA_LOCAL, 4, &a);
+	mnl_attr_put(nlh, IFA_ADDRESS, 4, &a);
+	return rtnl_talk(fd, nlh, NULL, 0);
+}
+
+static int route_default(int fd, int index, uint32_t gw)
+{
+	char buf[256] = { 0 };
+	uint32_t g = htonl(gw);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWROUTE;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	struct rtmsg *rt = mnl_nlmsg_put_extra_header(nlh, sizeof *rt);
+	rt->rtm_family = AF_INET;
+	rt->rtm_table = RT_TABLE_MAIN;
+	rt->rtm_protocol = RTPROT_BOOT;
+	rt->rtm_scope = RT_SCOPE_UNIVERSE;
+	rt->rtm_type = RTN_UNICAST;
+	mnl_attr_put(nlh, RTA_GATEWAY, 4, &g);
+	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
+	return rtnl_talk(fd, nlh, NULL, 0);
+}
+
+/* ---- the host table ---------------------------------------------------- */
+
+struct hbatch {
+	char *buf;
+	struct mnl_nlmsg_batch *b;
+	uint32_t seq0, seq;
+	const char *what[64];        /* message seq0 + i */
+	const char *table;
+	int set_id;
+};
+
+#define HBATCH_LIMIT (64 * 1024)
+
+static int hb_start(struct hbatch *h, const char *table)
+{
+	memset(h, 0, sizeof *h);
+	h->buf = calloc(2, HBATCH_LIMIT);   /* mnl's batch wants twice its limit */
+	if (!h->buf)
+		return -ENOMEM;
+	h->b = mnl_nlmsg_batch_start(h->buf, HBATCH_LIMIT);
+	h->seq0 = h->seq = seq_next() * 1000;
+	h->table = table;
+	nftnl_batch_begin(mnl_nlmsg_batch_current(h->b), h->seq++);
+	mnl_nlmsg_batch_next(h->b);
+	return 0;
+}
+
+static void hb_free(struct hbatch *h)
+{
+	if (h->b)
+		mnl_nlmsg_batch_stop(h->b);
+	free(h->buf);
+	h->buf = NULL;
+	h->b = NULL;
+}
+
+static struct nlmsghdr *hb_msg(struct hbatch *h, uint16_t type, uint16_t flags, const char *what)
+{
+	if (h->seq - h->seq0 >= ARRAY_SIZE(h->what) ||
+	    mnl_nlmsg_batch_size(h->b) + 8192 > HBATCH_LIMIT)
+		return NULL;
+	h->what[h->seq - h->seq0] = what;
+	return nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(h->b), type, NFPROTO_INET,
+				     flags | NLM_F_ACK, h->seq++);
+}
+
+/* Send the batch and read every answer; the first NACK names its message.
+ * allow_enoent: a NACK with ENOENT is fine (deleting what may be gone). */
+static int hb_send(struct hbatch *h, int fd, bool allow_enoent, struct bc_error *err)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	union { char buf[MNL_SOCKET_BUFFER_SIZE]; struct nlmsghdr align; } u;
+	size_t want = h->seq - h->seq0 - 1, acks = 0;
+	int nacked = 0;
+
+	nftnl_batch_end(mnl_nlmsg_batch_current(h->b), h->seq++);
+	mnl_nlmsg_batch_next(h->b);
+	if (sendto(fd, mnl_nlmsg_batch_head(h->b), mnl_nlmsg_batch_size(h->b), 0,
+		   (struct sockaddr *)&kernel, sizeof kernel) < 0)
+		return bc_error_errno(err, errno, "host table %s: send", h->table);
+	for (int round = 0; round < 256 && acks < want; round++) {
+		ssize_t n = recv(fd, u.buf, sizeof u.buf, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0)
+			return bc_error_errno(err, errno, "host table %s: read the kernel's answers", h->table);
+		int left = (int)n;
+		for (struct nlmsghdr *m = &u.align; mnl_nlmsg_ok(m, left); m = mnl_nlmsg_next(m, &left)) {
+			if (m->nlmsg_type != NLMSG_ERROR)
+				continue;
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
+			acks++;
+			if (e->error == 0 || (allow_enoent && e->error == -ENOENT) || nacked)
+				continue;
+			uint32_t i = m->nlmsg_seq - h->seq0;
+			nacked = -e->error;
+			bc_error_errno(err, nacked, "host table %s: kernel refused %s", h->table,
+				       i < ARRAY_SIZE(h->what) && h->what[i] ? h->what[i] : "a message");
+		}
+	}
+	if (nacked)
+		return -nacked;
+	if (acks < want)
+		return bc_error_set(err, EPROTO, "host table %s: the kernel answered %zu of %zu messages",
+				    h->table, acks, want);
+	return 0;
+}
+
+static void hb_table(struct hbatch *h, uint16_t type, uint16_t flags)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	struct nlmsghdr *nlh = t ? hb_msg(h, type, flags, type == NFT_MSG_NEWTABLE ? "the table"
+					  : "deleting the table") : NULL;
+	if (nlh) {
+		nftnl_table_set_str(t, NFTNL_TABLE_NAME, h->table);
+		nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+		nftnl_table_nlmsg_build_payload(nlh, t);
+		mnl_nlmsg_batch_next(h->b);
+	}
+	if (t)
+		nftnl_table_free(t);
+}
+
+/* A named IPv4 interval set with the elements of model set s (or of the
+ * one range r), created in the batch. Returns its id, 0 when out of room. */
+static uint32_t hb_set(struct hbatch *h, const char *name, const struct bc_rs_set *s,
+		       const struct bc_rs_range *r, const char *what)
+{
+	struct bc_rs_set one = { .name = name, .key_type = BC_NFT_TYPE_IPADDR, .key_len = 4,
+				 .flags = NFT_SET_INTERVAL, .ranges = (struct bc_rs_range *)r,
+				 .n_ranges = 1 };
+	uint8_t keys[128][16];
+	uint32_t kflags[128];
+	uint32_t id = (uint32_t)++h->set_id;
+
+	if (!s)
+		s = &one;
+	size_t n = bc_rs_set_elements(s, keys, kflags, ARRAY_SIZE(keys));
+	if (n > ARRAY_SIZE(keys))
+		return 0;
+	struct nftnl_set *ns = nftnl_set_alloc();
+	struct nlmsghdr *nlh = ns ? hb_msg(h, NFT_MSG_NEWSET, NLM_F_CREATE | NLM_F_EXCL, what) : NULL;
+	if (!nlh) {
+		if (ns)
+			nftnl_set_free(ns);
+		return 0;
+	}
+	nftnl_set_set_str(ns, NFTNL_SET_TABLE, h->table);
+	nftnl_set_set_str(ns, NFTNL_SET_NAME, name);
+	nftnl_set_set_u32(ns, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(ns, NFTNL_SET_KEY_TYPE, BC_NFT_TYPE_IPADDR);
+	nftnl_set_set_u32(ns, NFTNL_SET_KEY_LEN, 4);
+	nftnl_set_set_u32(ns, NFTNL_SET_FLAGS, NFT_SET_INTERVAL);
+	nftnl_set_set_u32(ns, NFTNL_SET_ID, id);
+	nftnl_set_nlmsg_build_payload(nlh, ns);
+	mnl_nlmsg_batch_next(h->b);
+	if (n > 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+			if (!e) {
+				nftnl_set_free(ns);
+				return 0;
+			}
+			nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, keys[i], 4);
+			if (kflags[i])
+				nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_FLAGS, kflags[i]);
+			nftnl_set_elem_add(ns, e);
+		}
+		nlh = hb_msg(h, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, what);
+		if (!nlh) {
+			nftnl_set_free(ns);
+			return 0;
+		}
+		nftnl_set_elems_nlmsg_build_payload(nlh, ns);
+		mnl_nlmsg_batch_next(h->b);
+	}
+	nftnl_set_free(ns);
+	return id;
+}
+
+static bool hb_chain(struct hbatch *h, const char *name, const char *type, uint32_t hook, int prio)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	struct nlmsghdr *nlh = c ? hb_msg(h, NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL, name) : NULL;
+	if (nlh) {
+		nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, h->table);
+		nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+		nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, hook);
+		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+		nftnl_chain_nlmsg_build_payload(nlh, c);
+		mnl_nlmsg_batch_next(h->b);
+	}
+	if (c)
+		nftnl_chain_free(c);
+	return nlh != NULL;
+}
+
+/* Rule expressions; each helper adds to r and is a no-op once r is NULL. */
+static void x_add(struct nftnl_rule **r, struct nftnl_expr *e)
+{
+	if (*r && e)
+		nftnl_rule_add_expr(*r, e);
+	else if (*r) {
+		nftnl_rule_free(*r);
+		*r = NULL;
+	} else if (e)
+		nftnl_expr_free(e);
+}
+
+static void x_meta(struct nftnl_rule **r, uint32_t key)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("meta");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+	}
+	x_add(r, e);
+}
+
+static void x_cmp(struct nftnl_rule **r, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("cmp");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+		nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	}
+	x_add(r, e);
+}
+
+/* meta iifname/oifname == name */
+static void x_ifname(struct nftnl_rule **r, uint32_t key, const char *name)
+{
+	char buf[IFNAMSIZ] = { 0 };
+	snprintf(buf, sizeof buf, "%s", name);
+	x_meta(r, key);
+	x_cmp(r, NFT_CMP_EQ, buf, IFNAMSIZ);
+}
+
+static void x_nfproto(struct nftnl_rule **r, uint8_t proto)
+{
+	x_meta(r, NFT_META_NFPROTO);
+	x_cmp(r, NFT_CMP_EQ, &proto, 1);
+}
+
+/* ip saddr (offset 12) or daddr (16) into register 1 */
+static void x_ip(struct nftnl_rule **r, uint32_t offset)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("payload");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_NETWORK_HEADER);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, offset);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, 4);
+	}
+	x_add(r, e);
+}
+
+static void x_lookup(struct nftnl_rule **r, const char *set, uint32_t id, bool invert)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
+		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, id);
+		if (invert)
+			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, NFT_LOOKUP_F_INV);
+	}
+	x_add(r, e);
+}
+
+static void x_ct_established(struct nftnl_rule **r)
+{
+	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
+	struct nftnl_expr *e = nftnl_expr_alloc("ct");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	x_add(r, e);
+	e = nftnl_expr_alloc("bitwise");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 4);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
+	}
+	x_add(r, e);
+	x_cmp(r, NFT_CMP_NEQ, &zero, 4);
+}
+
+static void x_verdict(struct nftnl_rule **r, int verdict)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
+	}
+	x_add(r, e);
+}
+
+static struct nftnl_rule *rule_new(struct hbatch *h, const char *chain)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	if (r) {
+		nftnl_rule_set_str(r, NFTNL_RULE_TABLE, h->table);
+		nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+		nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	}
+	return r;
+}
+
+static bool rule_end(struct hbatch *h, struct nftnl_rule *r, const char *what)
+{
+	struct nlmsghdr *nlh = r ? hb_msg(h, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, what) : NULL;
+	if (nlh) {
+		nftnl_rule_nlmsg_build_payload(nlh, r);
+		mnl_nlmsg_batch_next(h->b);
+	}
+	if (r)
+		nftnl_rule_free(r);
+	return nlh != NULL;
+}
+
+static void range_of(uint32_t net, uint8_t prefix, struct bc_rs_range *r)
+{
+	uint32_t mask = prefix ? ~0u << (32 - prefix) : 0;
+	uint32_t lo = htonl(net & mask), hi = htonl(net | ~mask);
+	memset(r, 0, sizeof *r);
+	memcpy(r->lo, &lo, 4);
+	memcpy(r->hi, &hi, 4);
+}
+
+/* The host table of one sandbox (see uplink.h), one transaction:
+ *   input        iifname IF drop
+ *   forward      iifname IF meta nfproto != ipv4 drop
+ *                iifname IF ip saddr != ADDR drop
+ *                iifname IF ip daddr @metadata4 drop
+ *                iifname IF ip daddr @deny4 ip daddr != @open4 drop
+ *                iifname IF ip daddr @pools drop
+ *                oifname IF ct state established,related accept
+ *                oifname IF drop
+ *   postrouting  ip saddr ADDR masquerade (nat) */
+static int host_table_add(int fd, const char *table, const char *ifname, uint32_t addr,
+			  const struct bc_policy *p, const struct bc_cidr *pools, size_t n_pools,
+			  struct bc_error *err)
+{
+	struct bc_ruleset rs;
+	struct hbatch h;
+	uint8_t v4 = NFPROTO_IPV4;
+	uint32_t a = htonl(addr);
+	int r;
+
+	if ((r = bc_ruleset_build(p, &rs)) < 0)
+		return bc_error_errno(err, -r, "host table %s: build the deny sets", table);
+	if ((r = hb_start(&h, table)) < 0) {
+		bc_ruleset_free(&rs);
+		return bc_error_errno(err, -r, "host table %s", table);
+	}
+	hb_table(&h, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL);
+	uint32_t meta = hb_set(&h, "metadata4", bc_ruleset_set(&rs, "metadata4"), NULL, "set metadata4");
+	uint32_t deny = hb_set(&h, "deny4", bc_ruleset_set(&rs, "deny_private4"), NULL, "set deny4");
+	uint32_t open = hb_set(&h, "open4", bc_ruleset_set(&rs, "open_private4"), NULL, "set open4");
+	struct bc_rs_set pset = { .name = "pools", .key_type = BC_NFT_TYPE_IPADDR, .key_len = 4,
+				  .flags = NFT_SET_INTERVAL, .ranges = calloc(n_pools, sizeof(struct bc_rs_range)),
+				  .n_ranges = n_pools };
+	for (size_t i = 0; pset.ranges && i < n_pools; i++) {
+		uint32_t net;
+		memcpy(&net, pools[i].addr, 4);
+		range_of(ntohl(net), pools[i].prefix, &pset.ranges[i]);
+	}
+	/* the model's sets are sorted and merged; pools may overlap: sort here */
+	for (size_t i = 1; pset.ranges && i < n_pools; i++)
+		for (size_t j = i; j > 0 && memcmp(pset.ranges[j - 1].lo, pset.ranges[j].lo, 4) > 0; j--) {
+			struct bc_rs_range t = pset.ranges[j];
+			pset.ranges[j] = pset.ranges[j - 1];
+			pset.ranges[j - 1] = t;
+		}
+	size_t out = 0;
+	for (size_t i = 1; pset.ranges && i < n_pools; i++) {
+		if (memcmp(pset.ranges[i].lo, pset.ranges[out].hi, 4) <= 0) {
+			if (memcmp(pset.ranges[i].hi, pset.ranges[out].hi, 4) > 0)
+				memcpy(pset.ranges[out].hi, pset.ranges[i].hi, 4);
+		} else
+			pset.ranges[++out] = pset.ranges[i];
+	}
+	if (pset.ranges)
+		pset.n_ranges = out + 1;
+	uint32_t pool = pset.ranges ? hb_set(&h, "pools", &pset, NULL, "set pools") : 0;
+	free(pset.ranges);
+	bc_ruleset_free(&rs);
+
+	bool okay = meta && deny && open && pool &&
+		    hb_chain(&h, "input", "filter", NF_INET_LOCAL_IN, 0) &&
+		    hb_chain(&h, "forward", "filter", NF_INET_FORWARD, 0) &&
+		    hb_chain(&h, "postrouting", "nat", NF_INET_POST_ROUTING, 100);
+	struct nftnl_rule *x;
+	if (okay) {
+		x = rule_new(&h, "input");
+		x_ifname(&x, NFT_META_IIFNAME, ifname);
+		x_verdict(&x, NF_DROP);
+		okay = rule_end(&h, x, "rule input: nothing from the sandbox to the host");
+	}
+	if (okay) {
+		x = rule_new(&h, "forward");
+		x_ifname(&x, NFT_META_IIFNAME, ifname);
+		x_meta(&x, NFT_META_NFPROTO);
+		x_cmp(&x, NFT_CMP_NEQ, &v4, 1);
+		x_verdict(&x, NF_DROP);
+		okay = rule_end(&h, x, "rule forward: IPv4 only");
+	}
+	if (okay) {
+		x = rule_new(&h, "forward");
+		x_ifname(&x, NFT_META_IIFNAME, ifname);
+		x_nfproto(&x, NFPROTO_IPV4);
+		x_ip(&x, 12);
+		x_cmp(&x, NFT_CMP_NEQ, &a, 4);
+		x_verdict(&x, NF_DROP);
+		okay = rule_end(&h, x, "rule forward: source address");
+	}
+	if (okay) {
+		x = rule_new(&h, "forward");
+		x_ifname(&x, NFT_META_IIFNAME, ifname);
+		x_nfproto(&x, NFPROTO_IPV4);
+		x_ip(&x, 16);
+		x_lookup(&x, "metadata4", meta, false);
+		x_verdict(&x, NF_DROP);
+		okay = rule_end(&h, x, "rule forward: metadata");
+	}
+	if (okay) {
+		x = rule_new(&h, "forward");
+		x_ifname(&x, NFT_META_IIFNAME, ifname);
+		x_nfproto(&x, NFPROTO_IPV4);
+		x_ip(&x, 16);
+		x_lookup(&x, "deny4", deny, false);
+		x_lookup(&x, "open4", open, true);
+		x_verdict(&x, NF_DROP);
+		okay = rule_end(&h, x, "rule forward: private");
+	}
+	if (okay) {
+		x = rule_new(&h, "forward");
+		x_ifname(&x, NFT_META_IIFNAME, ifname);
+		x_nfproto(&x, NFPROTO_IPV4);
+		x_ip(&x, 16);
+		x_lookup(&x, "pools", pool, false);
+		x_verdict(&x, NF_DROP);
+		okay = rule_end(&h, x, "rule forward: other sandboxes");
+	}
+	if (okay) {
+		x = rule_new(&h, "forward");
+		x_ifname(&x, NFT_META_OIFNAME, ifname);
+		x_ct_established(&x);
+		x_verdict(&x, NF_ACCEPT);
+		okay = rule_end(&h, x, "rule forward: replies");
+	}
+	if (okay) {
+		x = rule_new(&h, "forward");
+		x_ifname(&x, NFT_META_OIFNAME, ifname);
+		x_verdict(&x, NF_DROP);
+		okay = rule_end(&h, x, "rule forward: nothing new into the sandbox");
+	}
+	if (okay) {
+		x = rule_new(&h, "postrouting");
+		x_nfproto(&x, NFPROTO_IPV4);
+		x_ip(&x, 12);
+		x_cmp(&x, NFT_CMP_EQ, &a, 4);
+		x_add(&x, nftnl_expr_alloc("masq"));
+		okay = rule_end(&h, x, "rule postrouting: masquerade");
+	}
+	r = okay ? hb_send(&h, fd, false, err)
+		 : bc_error_set(err, ENOMEM, "host table %s: out of memory", table);
+	hb_free(&h);
+	return r;
+}
+
+/* Delete the table if it is there: 1 if it was, 0 if not, -errno. */
+static int host_table_del(int fd, const char *table, struct bc_error *err)
+{
+	struct hbatch h;
+	struct bc_error e = { 0 };
+	int r = hb_start(&h, table);
+	if (r < 0)
+		return bc_error_errno(err, -r, "host table %s", table);
+	hb_table(&h, NFT_MSG_DELTABLE, 0);
+	r = hb_send(&h, fd, false, &e);
+	hb_free(&h);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return *err = e, r;
+	return 1;
+}
+
+/* ---- slots ------------------------------------------------------------- */
+
+static int dir_open(struct bc_error *err)
+{
+	if (mkdir("/run/browsercage", 0755) < 0 && errno != EEXIST)
+		return bc_error_errno(err, errno, "mkdir /run/browsercage");
+	if (mkdir(UPLINK_DIR, 0700) < 0 && errno != EEXIST)
+		return bc_error_errno(err, errno, "mkdir " UPLINK_DIR);
+	int fd = open(UPLINK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "open " UPLINK_DIR);
+	return fd;
+}
+
+/* Remove what a dead holder of slot net left. Returns 1 if anything was
+ * there, 0 if not, -errno. */
+static int slot_clean(int rtfd, int nftfd, uint32_t net, struct bc_error *err)
+{
+	char ifname[IFNAMSIZ], table[32];
+	slot_names(net, ifname, table, NULL);
+	int found = 0;
+	int r = link_del(rtfd, ifname);
+	if (r == 0)
+		found = 1;
+	else if (r != -ENODEV && r != -ENOENT)
+		return bc_error_errno(err, -r, "delete stale link %s", ifname);
+	r = host_table_del(nftfd, table, err);
+	return r < 0 ? r : found | r;
+}
+
+static const struct bc_cidr *pools_of(const struct bc_policy *p, size_t *n)
+{
+	static const struct bc_cidr def = { .family = AF_INET, .addr = { 10, 200, 0, 0 }, .prefix = 16 };
+	*n = p->n_veth_pool ? p->n_veth_pool : 1;
+	return p->n_veth_pool ? p->veth_pool : &def;
+}
+
+static bool pool_ok(const struct bc_cidr *c)
+{
+	return c->family == AF_INET && c->prefix <= 30;
+}
+
+/* Take the first free /30 of the pools: lock file held, leftovers of a
+ * dead holder removed. */
+static int slot_take(struct bc_uplink_state *u, const struct bc_policy *p, int rtfd, int nftfd,
+		     const char *session, struct bc_error *err)
+{
+	size_t n_pools;
+	const struct bc_cidr *pools = pools_of(p, &n_pools);
+	_cleanup_close_ int dfd = dir_open(err);
+	if (dfd < 0)
+		return dfd;
+	for (size_t i = 0; i < n_pools; i++) {
+		char buf[64];
+		if (!pool_ok(&pools[i])) {
+			bc_format_cidr(&pools[i], buf, sizeof buf);
+			return bc_error_set(err, EINVAL, "%s: veth_pool %s: need an IPv4 prefix of /30 or wider",
+					    p->path, buf);
+		}
+	}
+	for (size_t i = 0; i < n_pools; i++) {
+		uint32_t base;
+		memcpy(&base, pools[i].addr, 4);
+		base = ntohl(base);
+		uint32_t slots = 1u << (30 - pools[i].prefix);
+		for (uint32_t s = 0; s < slots; s++) {
+			uint32_t net = base + s * 4;
+			char name[64];
+			slot_names(net, NULL, NULL, name);
+			int fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+			if (fd < 0)
+				return bc_error_errno(err, errno, "open %s/%s", UPLINK_DIR, name);
+			if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+				close(fd);
+				continue;
+			}
+			int r = slot_clean(rtfd, nftfd, net, err);
+			if (r < 0) {
+				close(fd);
+				return r;
+			}
+			if (ftruncate(fd, 0) == 0)
+				dprintf(fd, "%s %d\n", session, (int)getpid());
+			u->lock_fd = fd;
+			u->net = net;
+			u->slot = s;
+			return 0;
+		}
+	}
+	return bc_error_set(err, EADDRINUSE, "%s: every /30 of veth_pool is in use", p->path);
+}
+
+/* ---- veth -------------------------------------------------------------- */
+
+bool bc_uplink_can_veth(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) < 0 || !(data[0].effective & (1u << CAP_NET_ADMIN)))
+		return false;
+	/* the capability counts in the user namespace that owns our netns */
+	_cleanup_close_ int net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (net < 0)
+		return false;
+	_cleanup_close_ int owner = ioctl(net, NS_GET_USERNS);
+	struct stat a, b;
+	return owner >= 0 && fstat(owner, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+static int forward_on(struct bc_uplink_state *u, struct bc_error *err)
+{
+	char v[8] = "";
+	int fd = open("/proc/sys/net/ipv4/ip_forward", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "open /proc/sys/net/ipv4/ip_forward");
+	ssize_t n = read(fd, v, sizeof v - 1);
+	if (n > 0 && v[0] == '1') {
+		close(fd);
+		return 0;
+	}
+	if (pwrite(fd, "1\n", 2, 0) != 2) {
+		int e = errno;
+		close(fd);
+		return bc_error_errno(err, e, "turn on net.ipv4.ip_forward");
+	}
+	close(fd);
+	snprintf(u->note, sizeof u->note, "net.ipv4.ip_forward was off and is now on");
+	return 0;
+}
+
+static int veth_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid_t pid,
+		       const char *session, struct bc_error *err)
+{
+	char table[32];
+	_cleanup_close_ int rt = rtnl_open();
+	_cleanup_close_ int nft = bc_nft_socket_open();
+	_cleanup_close_ int srt = -1;
+	int r, idx;
+
+	if (rt < 0 || nft < 0)
+		return bc_error_errno(err, rt < 0 ? -rt : -nft, "open a netlink socket on the host");
+	if ((r = slot_take(u, p, rt, nft, session, err)) < 0)
+		return r;
+	u->kind = BC_UPLINK_VETH;
+	slot_names(u->net, u->host_if, table, NULL);
+	uint32_t host = u->net + 1, sbx = u->net + 2;
+	struct in_addr ia = { .s_addr = htonl(sbx) };
+	inet_ntop(AF_INET, &ia, u->addr, sizeof u->addr);
+
+	if ((r = forward_on(u, err)) < 0)
+		return r;
+	if ((r = link_add_veth(rt, u->host_if, pid)) < 0)
+		return bc_error_errno(err, -r, "create veth pair %s/%s in the sandbox", u->host_if, SANDBOX_IF);
+	/* from here on detach has something to remove */
+	u->attached = true;
+	if ((idx = link_index(rt, u->host_if)) < 0 || (r = addr_add(rt, idx, host, 30)) < 0 ||
+	    (r = link_up(rt, idx)) < 0)
+		return bc_error_errno(err, idx < 0 ? -idx : -r, "configure %s", u->host_if);
+	size_t n_pools;
+	const struct bc_cidr *pools = pools_of(p, &n_pools);
+	if ((r = host_table_add(nft, table, u->host_if, sbx, p, pools, n_pools, err)) < 0)
+		return r;
+	/* the sandbox end, through a netlink socket made inside its netns */
+	if ((srt = bc_netns_socket(pid, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE, err)) < 0)
+		return srt;
+	if ((idx = link_index(srt, SANDBOX_IF)) < 0 || (r = addr_add(srt, idx, sbx, 30)) < 0 ||
+	    (r = link_up(srt, idx)) < 0 || (r = route_default(srt, idx, host)) < 0)
+		return bc_error_errno(err, idx < 0 ? -idx : -r, "configure %s in the sandbox", SANDBOX_IF);
+	return 0;
+}
+
+/* ---- pasta ------------------------------------------------------------- */
+
+/* Is there a default route in the netns of pid yet? */
+static bool has_default_route(pid_t pid)
+{
+	static const char *const files[] = { "route", "ipv6_route" };
+	for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
+		char path[64], line[512];
+		snprintf(path, sizeof path, "/proc/%d/net/%s", (int)pid, files[f]);
+		FILE *fp = fopen(path, "re");
+		if (!fp)
+			continue;
+		bool found = false;
+		for (int i = 0; !found && i < 4096 && fgets(line, sizeof line, fp); i++) {
+			char ifn[32], dst[64], plen[8];
+			if (f == 0)
+				found = sscanf(line, "%31s %63s", ifn, dst) == 2 && strcmp(dst, "00000000") == 0 &&
+					strcmp(ifn, "lo") != 0;
+			else
+				found = sscanf(line, "%63s %7s", dst, plen) == 2 &&
+					strspn(dst, "0") == 32 && strcmp(plen, "00") == 0 && !strstr(line, " lo\n");
+		}
+		fclose(fp);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+static void pasta_reap(struct bc_uplink_state *u)
+{
+	if (u->pasta_pid > 0) {
+		kill(u->pasta_pid, SIGKILL);
+		while (waitpid(u->pasta_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	u->pasta_pid = 0;
+	if (u->pasta_err > 0)
+		close(u->pasta_err);
+	u->pasta_err = -1;
+}
+
+static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct bc_error *err)
+{
+	const char *path = NULL;
+	char pidbuf[16];
+	int pfd[2];
+
+	for (size_t i = 0; i < ARRAY_SIZE(pasta_paths) && !path; i++)
+		if (access(pasta_paths[i], X_OK) == 0)
+			path = pasta_paths[i];
+	if (!path)
+		return bc_error_set(err, ENOENT, "uplink pasta: pasta is not installed (Debian: apt-get "
+				    "install passt); or run as root for a veth uplink");
+	snprintf(pidbuf, sizeof pidbuf, "%d", (int)pid);
+	/* -t/-u none: no port of the host forwarded in; -T/-U none: no port
+	 * of the host's loopback reachable from the sandbox's loopback;
+	 * --no-map-gw: the gateway address is not the host's loopback. As
+	 * root, pasta would drop to nobody before joining the sandbox's user
+	 * namespace (root-owned) and fail: keep uid 0 (it holds no capability
+	 * in the host's namespaces once it joined, and isolates itself). */
+	char *argv[] = { "pasta", "--config-net", "--quiet", "--foreground",
+			 "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--no-map-gw",
+			 root ? "--runas" : pidbuf, root ? "0:0" : NULL, root ? pidbuf : NULL, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return bc_error_errno(err, errno, "pipe");
+	pid_t parent = getpid();
+	pid_t child = fork();
+	if (child < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return bc_error_errno(err, errno, "fork");
+	}
+	if (child == 0) {
+		/* pasta dies with the supervisor, even if it is killed */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+			_exit(127);
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(pfd[1], 2) < 0)
+			_exit(127);
+		syscall(SYS_close_range, 3, ~0U, 0);
+		execve(path, argv, envp);
+		_exit(127);
+	}
+	close(pfd[1]);
+	u->kind = BC_UPLINK_PASTA;
+	u->pasta_pid = child;
+	u->pasta_err = pfd[0];
+	u->attached = true;
+	for (int waited = 0; waited < PASTA_WAIT_MS; waited += 20) {
+		int status;
+		if (waitpid(child, &status, WNOHANG) == child) {
+			char msg[256] = "";
+			ssize_t n = read(u->pasta_err, msg, sizeof msg - 1);
+			msg[n > 0 ? n : 0] = '\0';
+			u->pasta_pid = 0;
+			return bc_error_set(err, ECHILD, "uplink pasta: %s exited with status %d%s%s", path,
+					    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+					    msg[0] ? ": " : "", bc_strstrip(msg));
+		}
+		if (has_default_route(pid)) {
+			snprintf(u->addr, sizeof u->addr, "pasta");
+			return 0;
+		}
+		struct timespec ts = { .tv_nsec = 20 * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	return bc_error_set(err, ETIMEDOUT, "uplink pasta: the sandbox had no route %d s after pasta "
+			    "started", PASTA_WAIT_MS / 1000);
+}
+
+/* ---- public ------------------------------------------------------------ */
 
 int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid_t pid,
 		     const char *session_id, struct bc_error *err)
 {
-	*u = (struct bc_uplink_state){ .lock_fd = -1 };
-	return bc_error_set(err, ENOSYS, "%s: [network] mode = filtered needs an uplink, which this "
-			    "build does not have yet; use mode = none", p->path);
+	*u = (struct bc_uplink_state){ .lock_fd = -1, .pasta_err = -1 };
+	enum bc_uplink kind = p->uplink;
+	int r;
+
+	if (kind == BC_UPLINK_AUTO)
+		kind = bc_uplink_can_veth() ? BC_UPLINK_VETH : BC_UPLINK_PASTA;
+	if (kind == BC_UPLINK_VETH && !bc_uplink_can_veth())
+		return bc_error_set(err, EPERM, "%s: uplink = veth needs CAP_NET_ADMIN in the launcher's "
+				    "network namespace (run as root, or use uplink = pasta)", p->path);
+	if (kind == BC_UPLINK_VETH)
+		r = veth_attach(u, p, pid, session_id, err);
+	else
+		r = pasta_attach(u, pid, geteuid() == 0, err);
+	if (r < 0)
+		bc_uplink_detach(u);
+	return r;
 }
 
 void bc_uplink_detach(struct bc_uplink_state *u)
 {
-	(void)u;
+	if (u->kind == BC_UPLINK_PASTA || u->pasta_pid > 0)
+		pasta_reap(u);
+	if (u->lock_fd > 0) {
+		/* delete while we hold the lock, so nobody takes the slot meanwhile */
+		int rt = rtnl_open(), nft = bc_nft_socket_open();
+		struct bc_error e = { 0 };
+		if (rt >= 0 && nft >= 0)
+			slot_clean(rt, nft, u->net, &e);
+		if (rt >= 0)
+			close(rt);
+		if (nft >= 0)
+			close(nft);
+		close(u->lock_fd);
+	}
+	u->lock_fd = -1;
+	u->attached = false;
+	u->host_if[0] = '\0';
 }
 
 int bc_uplink_gc(struct bc_error *err)
 {
-	(void)err;
-	return 0;
+	if (geteuid() != 0)
+		return 0;
+	int dfd = open(UPLINK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : bc_error_errno(err, errno, "open " UPLINK_DIR);
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return bc_error_errno(err, errno, "open " UPLINK_DIR);
+	}
+	_cleanup_close_ int rt = rtnl_open();
+	_cleanup_close_ int nft = bc_nft_socket_open();
+	int removed = 0, r = 0;
+	if (rt < 0 || nft < 0)
+		r = bc_error_errno(err, rt < 0 ? -rt : -nft, "open a netlink socket on the host");
+	struct dirent *de;
+	for (int i = 0; r >= 0 && i < 1 << 20 && (de = readdir(d)); i++) {
+		unsigned net;
+		char tail[8];
+		if (sscanf(de->d_name, "%8x.%5s", &net, tail) != 2 || strcmp(tail, "lock") != 0)
+			continue;
+		int fd = openat(dirfd(d), de->d_name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			int c = slot_clean(rt, nft, net, err);
+			if (c > 0)
+				removed++;
+			if (c < 0)
+				r = c;
+		}
+		close(fd);
+	}
+	closedir(d);
+	return r < 0 ? r : removed;
 }

@@ -1,16 +1,27 @@
 /* uplink.h: the sandbox's way out of its network namespace (DESIGN.md
  * "Launch sequence" step 4), chosen by [network] uplink:
- *   veth   a veth pair, the sandbox end moved into its netns with an address
- *          from a pool, masquerade on the host side, and the same deny set
- *          enforced on the host side as a second layer; needs CAP_NET_ADMIN
- *          in the launcher's own netns;
- *   pasta  pasta(1) attached to the sandbox's namespaces, with the host's
- *          loopback never mapped (-T none -U none --no-map-gw);
+ *   veth   a veth pair, the sandbox end ("eth0") moved into its netns with
+ *          an address from a /30 of [network] veth_pool (default
+ *          10.200.0.0/16; host end .1, sandbox .2), masquerade on the host
+ *          side, and a host table `inet bc_uplink_XXXXXXXX` (the /30 in hex)
+ *          as a second layer: the metadata and private deny sets (honouring
+ *          allow_private), no other slot of any pool, no IPv6, no spoofed
+ *          source, nothing from the sandbox to the host itself (input hook),
+ *          nothing new into the sandbox. Needs CAP_NET_ADMIN in the
+ *          launcher's own netns. Turns net.ipv4.ip_forward on if it was
+ *          off (said in the note; never turned off again);
+ *   pasta  pasta(1) attached to the sandbox's namespaces, with no port
+ *          forwarded either way and the host's loopback never mapped
+ *          (-t none -u none -T none -U none --no-map-gw); it dies with the
+ *          supervisor (parent-death signal);
  *   auto   veth when the launcher may, else pasta.
- * Nothing from the host's loopback is reachable in any mode. */
+ * Nothing from the host's loopback is reachable in any mode. A /30 is held
+ * by a file lock under /run/browsercage/uplink, so concurrent launchers
+ * never collide and gc tells live slots from dead ones. */
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -20,22 +31,32 @@ struct bc_uplink_state {
 	enum bc_uplink kind;        /* what was used: BC_UPLINK_VETH or BC_UPLINK_PASTA */
 	bool attached;
 	pid_t pasta_pid;            /* pasta's pid, or 0 */
+	int pasta_err;              /* read end of pasta's stderr, -1 if none (0 in a zeroed struct) */
 	char host_if[16];           /* host end of the veth pair, "" if none */
 	char addr[64];              /* the sandbox's address, for the audit log */
+	char note[128];             /* for the audit log: e.g. "net.ipv4.ip_forward turned on" */
 	int lock_fd;                /* holds the address-pool slot, -1 if none */
 	unsigned slot;
+	uint32_t net;               /* veth: the /30, host order */
 };
 
 /* Step 4: attach an uplink to the network namespace of the sandbox whose
  * pid 1 is pid (its user namespace is ours to enter). Called after the
- * sandbox committed its ruleset and before the command starts. */
+ * sandbox committed its ruleset and before the command starts. On failure
+ * whatever was made is torn down again. Returns 0 or -errno with err set. */
 int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid_t pid,
 		     const char *session_id, struct bc_error *err);
 
-/* Tear down what attach made (veth, host rules, pasta, pool slot).
+/* Tear down what attach made (veth, host table, pasta, pool slot).
  * Idempotent; safe on a zeroed struct. */
 void bc_uplink_detach(struct bc_uplink_state *u);
 
-/* Remove uplinks whose sandbox is gone (a killed launcher leaves them).
- * Returns how many were removed. */
+/* Remove uplinks whose launcher is gone (a killed launcher leaves its host
+ * table, and its veth if the sandbox netns lives on): every slot whose
+ * lock nobody holds. Returns how many slots had something removed, or
+ * -errno with err set. Needs root; without it there is nothing of ours to
+ * remove (pasta dies with its launcher) and it returns 0. */
 int bc_uplink_gc(struct bc_error *err);
+
+/* Would auto pick veth here (CAP_NET_ADMIN over our own netns)? */
+bool bc_uplink_can_veth(void);

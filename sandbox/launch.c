@@ -785,6 +785,7 @@ static void audit_start(struct supervisor *s, const struct bc_rootfs *rfs)
 	bc_json_str(&j, "uplink", !s->uplink.attached ? NULL
 		    : s->uplink.kind == BC_UPLINK_VETH ? "veth" : "pasta");
 	bc_json_str(&j, "uplink_addr", s->uplink.attached ? s->uplink.addr : NULL);
+	bc_json_str(&j, "uplink_note", s->uplink.note[0] ? s->uplink.note : NULL);
 	bc_json_uint(&j, "ttl", l->ttl);
 	const char *t = bc_json_text(&lim);
 	bc_json_raw(&j, "limits", t ? t : "{}");
@@ -965,6 +966,9 @@ out:
 		waitpid(s.dns_pid, NULL, 0);
 	}
 	bc_devtools_stop(&s.devtools, STDERR_FILENO);
+	if (s.nflog_fd >= 0)
+		bc_nflog_drain(s.nflog_fd, l->audit);   /* the last refusals, then the count left out */
+	bc_nflog_flush(l->audit);
 	bc_uplink_detach(&s.uplink);
 	int cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);

@@ -111,6 +111,7 @@ static const struct key keys[] = {
 	{ "network", "allow_quic", K_BOOL, F(allow_quic) },
 	{ "network", "dns_upstream", K_CIDRS, F(dns_upstream), N(n_dns_upstream), .flags = CIDR_HOST },
 	{ "network", "dns_min_ttl", K_DURATION, F(dns_min_ttl), .max = 86400 },
+	{ "network", "veth_pool", K_CIDRS, F(veth_pool), N(n_veth_pool) },
 
 	{ "limits", "memory", K_SIZE, F(memory), .min = 16 * MIB, .max = 16 * TIB, .zero_ok = true },
 	{ "limits", "pids", K_UINT, F(pids), .min = 8, .max = 4194304, .zero_ok = true },
@@ -1002,6 +1003,7 @@ void bc_policy_free(struct bc_policy *p)
 	free(p->allow_ports);
 	free(p->allow_private);
 	free(p->dns_upstream);
+	free(p->veth_pool);
 	free(p->audit_log);
 	free(p->warnings);
 	*p = (struct bc_policy){ 0 };

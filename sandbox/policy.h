@@ -77,6 +77,9 @@ struct bc_policy {
 	size_t n_dns_upstream;
 	unsigned dns_min_ttl;                /* seconds, default 30 */
 	bool dns_allow_https;                /* answer HTTPS (65) and SVCB (64) queries; default no */
+	struct bc_cidr *veth_pool;           /* IPv4 prefixes veth uplinks take a /30 from;
+					      * none = 10.200.0.0/16 */
+	size_t n_veth_pool;
 
 	/* [limits]; 0 means "no limit" for each */
 	uint64_t memory;                     /* bytes, default 2G */
