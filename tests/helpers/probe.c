@@ -46,7 +46,10 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/mount.h>
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <sys/time.h>
 #include <stddef.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -646,13 +649,14 @@ static int cmd_unix_connect(const char *name, bool abstract)
 	return 1;
 }
 
-static int cmd_abstract_listen(const char *name)
+static int cmd_listen(const char *name)
 {
 	struct sockaddr_un sun;
-	socklen_t len = unix_addr(&sun, name, true);
+	bool abstract = name[0] == '@';
+	socklen_t len = unix_addr(&sun, name + abstract, abstract);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, len) < 0 || listen(fd, 8) < 0) {
-		printf("listen @%s errno=%s\n", name, errname(errno));
+		printf("listen %s errno=%s\n", name, errname(errno));
 		return 1;
 	}
 	printf("listening\n");
@@ -810,6 +814,64 @@ static int cmd_cgroup(void)
 	return safe ? 0 : 1;
 }
 
+static int usage(void);
+
+static int cmd_swap(const char *a, const char *b, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */) < 0) {
+			printf("swap errno=%s\n", errname(errno));
+			return 1;
+		}
+	return 0;
+}
+
+/* A TCP connect or a UDP send (then a short wait for an ICMP error). */
+static int cmd_connect(const char *addr, const char *port, const char *proto)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	long p;
+	if (parse_int(port, 1, 65535, &p) < 0)
+		return usage();
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)p);
+		len = sizeof *sin;
+	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)p);
+		len = sizeof *sin6;
+	} else
+		return usage();
+	bool udp = !strcmp(proto, "udp");
+	int fd = socket(ss.ss_family, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		printf("connect socket errno=%s\n", errname(errno));
+		return 0;
+	}
+	struct timeval tv = { .tv_sec = 3 };
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	int r = connect(fd, (struct sockaddr *)&ss, len);
+	if (r == 0 && udp) {
+		char c;
+		r = (int)send(fd, "x", 1, 0);
+		if (r >= 0)
+			r = (int)recv(fd, &c, 1, 0);
+	}
+	int e = errno;
+	close(fd);
+	if (r < 0) {
+		printf("connect %s %s/%s errno=%s\n", addr, port, proto, errname(e));
+		return 0;
+	}
+	printf("connect %s %s/%s succeeded\n", addr, port, proto);
+	return 1;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: probe syscalls | try NAME | allowed | tiocsti | tiocsti-high | tioclinux\n"
@@ -901,8 +963,8 @@ int main(int argc, char **argv)
 			return cmd_unix_connect(arg, true);
 		if (!strcmp(cmd, "unix-connect"))
 			return cmd_unix_connect(arg, false);
-		if (!strcmp(cmd, "abstract-listen"))
-			return cmd_abstract_listen(arg);
+		if (!strcmp(cmd, "listen"))
+			return cmd_listen(arg);
 		if (!strcmp(cmd, "exit") && parse_int(arg, 0, 255, &n) == 0)
 			return (int)n;
 		if (!strcmp(cmd, "kill-self")) {
@@ -919,6 +981,10 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
+	if (argc == 5 && !strcmp(cmd, "swap") && parse_int(argv[4], 1, 100000000, &n) == 0)
+		return cmd_swap(argv[2], argv[3], n);
+	if (argc == 5 && !strcmp(cmd, "connect"))
+		return cmd_connect(argv[2], argv[3], argv[4]);
 	if (argc == 4 && !strcmp(cmd, "signal") && parse_int(argv[2], -1, INT_MAX, &n) == 0) {
 		int sig = parse_signal(argv[3]);
 		if (sig < 0 && !strcmp(argv[3], "0"))

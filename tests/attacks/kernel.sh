@@ -1,0 +1,47 @@
+#!/bin/bash
+# attacks/kernel.sh: host-wide kernel knobs and shared kernel state:
+# /proc/sysrq-trigger, /proc/sys (core_pattern: a pipe there runs as host
+# root on the next crash; modprobe; drop_caches), /sys (uevent_helper),
+# leaving the sandbox's cgroup (and its limits) for another one, and mount
+# propagation from the sandbox into the host's mount table.
+set -u
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+
+need_root
+[ -x "$BC" ] || skip_all "launcher not built at $BC"
+make_scratch
+make_test_user
+POL=$SCRATCH/offline.ini
+write_policy "$POL" "limits.pids = 64"
+core=$(cat /proc/sys/kernel/core_pattern)
+
+for who in root "$TEST_USER"; do
+	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
+
+	for f in /proc/sysrq-trigger /proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe \
+		 /proc/sys/vm/drop_caches /sys/kernel/uevent_helper /sys/fs/cgroup/cgroup.procs; do
+		check "$who: write to $f fails" run -- "$PROBE" write "$f"
+	done
+	check "$who: the host's core_pattern is unchanged" [ "$(cat /proc/sys/kernel/core_pattern)" = "$core" ]
+	check "$who: no cgroup filesystem is visible inside (/sys/fs/cgroup)" run -- /bin/sh -c '! ls /sys/fs/cgroup'
+	check "$who: the sandbox sees its own cgroup as the root of every hierarchy" run -- "$PROBE" cgroup
+	check "$who: a cgroup filesystem cannot be mounted (to move out of the sandbox's cgroup)" \
+		run -- "$PROBE" try mount
+
+	# While a sandbox runs: its command sits in the sandbox's cgroup, and
+	# not one of the mounts the launcher made appears on the host.
+	before=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
+	marker=bc-kern-$$-$RANDOM
+	as_exec "$who" "$BC" run --policy "$POL" -- /bin/bash -c "exec -a $marker sleep 30" >/dev/null 2>&1 &
+	lpid=$!
+	tpid=
+	for _ in $(seq 50); do tpid=$(pgrep -f "^$marker") && break; sleep 0.1; done
+	during=$(cut -d' ' -f5 /proc/self/mountinfo | sort)
+	# (Without privilege or a delegated subtree there is no cgroup to leave.)
+	[ "$who" = root ] && check "$who: the command runs in the sandbox's pids cgroup (bc-<session>)" \
+		grep -q 'pids:.*/bc-[0-9a-f]\{32\}' "/proc/${tpid:-0}/cgroup"
+	check "$who: no mount of the sandbox propagated to the host" [ "$before" = "$during" ]
+	kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+done
+
+done_testing
