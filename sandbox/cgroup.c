@@ -1019,8 +1019,9 @@ int bc_cgroup_destroy(struct bc_cgroup *cg)
 	return ret;
 }
 
-/* Collect dir[h]'s bc-* entries into names (deduplicated). */
-static int gc_scan(const char *pdir, struct bc_strv *names)
+/* Collect dir[h]'s bc-* entries (only `only` when not NULL) into names
+ * (deduplicated). */
+static int gc_scan(const char *pdir, const char *only, struct bc_strv *names)
 {
 	DIR *d = opendir(pdir);
 	if (!d)
@@ -1029,13 +1030,13 @@ static int gc_scan(const char *pdir, struct bc_strv *names)
 	int r = 0;
 	while ((e = readdir(d)) && r >= 0)
 		if (e->d_type == DT_DIR && strncmp(e->d_name, "bc-", 3) == 0 &&
-		    !bc_strv_contains(names, e->d_name))
+		    (!only || strcmp(e->d_name, only) == 0) && !bc_strv_contains(names, e->d_name))
 			r = bc_strv_push(names, e->d_name);
 	closedir(d);
 	return r;
 }
 
-int bc_cgroup_gc(const char *parent, struct bc_error *err)
+static int gc_run(const char *parent, const char *only, struct bc_error *err)
 {
 	struct bc_cgroup_layout l;
 	char *pdir[BC_CG_NHIER] = { 0 };
@@ -1060,7 +1061,7 @@ int bc_cgroup_gc(const char *parent, struct bc_error *err)
 		if (!(pdir[h] = bc_cgroup_parent_path(&l, h, parent)))
 			r = -ENOMEM;
 		else
-			r = gc_scan(pdir[h], &names);
+			r = gc_scan(pdir[h], only, &names);
 	}
 	for (size_t i = 0; i < names.n && r >= 0; i++) {
 		struct bc_cgroup cg = { .version = l.version };
@@ -1098,4 +1099,16 @@ int bc_cgroup_gc(const char *parent, struct bc_error *err)
 	bc_strv_free(&names);
 	bc_cgroup_layout_free(&l);
 	return r < 0 ? r : removed;
+}
+
+int bc_cgroup_gc(const char *parent, struct bc_error *err)
+{
+	return gc_run(parent, NULL, err);
+}
+
+int bc_cgroup_gc_name(const char *parent, const char *name, struct bc_error *err)
+{
+	if (!name_valid(name))
+		return bc_error_set(err, EINVAL, "invalid cgroup name '%s'", name ? name : "");
+	return gc_run(parent, name, err);
 }

@@ -110,6 +110,10 @@ int bc_cgroup_destroy(struct bc_cgroup *cg);
  * them first. Returns the number removed, or -errno. */
 int bc_cgroup_gc(const char *parent, struct bc_error *err);
 
+/* The same for the one cgroup NAME (e.g. the bc-SESSION of a dead runtime
+ * record). Returns 1 when it was removed, 0 when absent or alive, -errno. */
+int bc_cgroup_gc_name(const char *parent, const char *name, struct bc_error *err);
+
 /* ---- pure parts, exposed for the unit tests ---------------------------- */
 
 /* Where the hierarchies are and where the caller sits in each. */

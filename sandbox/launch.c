@@ -823,6 +823,15 @@ static void audit_limits(struct supervisor *s)
 	}
 }
 
+/* bc_runtime_gc callback: remove the cgroup of a dead launcher's session. */
+static void gc_stale_cgroup(const char *session, void *parent)
+{
+	char name[64];
+	struct bc_error ignored = {0};
+	snprintf(name, sizeof name, "bc-%s", session);
+	bc_cgroup_gc_name(parent, name, &ignored);
+}
+
 int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 {
 	const struct bc_policy *p = l->policy;
@@ -858,6 +867,10 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 			goto out;
 		l->devtools_stderr = s.devtools.stderr_wr;
 	}
+
+	/* What launchers killed by SIGKILL left behind: their dead runtime
+	 * records and those sessions' cgroups (never a live one; cheap). */
+	bc_runtime_gc(gc_stale_cgroup, (void *)l->cgroup_parent, &(struct bc_error){0});
 
 	/* The sandbox's own cgroup, with its limits written and read back,
 	 * before anything runs in it. */

@@ -34,7 +34,7 @@ static void usage(FILE *out)
 		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
 		"       browsercage explain FILE      effective policy and the nft ruleset\n"
 		"       browsercage lease|release LABEL [--task ID], list\n"
-		"       browsercage ps [--json], revoke SESSION, gc\n"
+		"       browsercage ps [--json], revoke SESSION, gc [--cgroup-parent PATH]\n"
 		"       browsercage doctor [--policy FILE] [--json]\n"
 		"       browsercage prepare --policy FILE [--profile LABEL] [--assignment FILE]\n"
 		"       browsercage version\n"

@@ -244,30 +244,53 @@ int bc_cmd_revoke(int argc, char **argv)
 	return 0;
 }
 
+struct gc_ctx {
+	void (*fn)(const char *session, void *ctx);
+	void *ctx;
+	int n;
+};
+
 static int gc_one(struct bc_runtime_rec *rec, bool alive, void *ctx)
 {
-	int *n = ctx;
+	struct gc_ctx *c = ctx;
+	struct stat st;
 	if (alive)
 		return 0;
+	/* A record is written only once its lock is held, so an unlocked one
+	 * with content is dead; an empty one may be a launcher between its
+	 * create and its flock: leave it for a minute. */
+	if (!rec->session[0] && (stat(rec->path, &st) < 0 || st.st_mtime > time(NULL) - 60))
+		return 0;
+	if (c->fn && rec->session[0])
+		c->fn(rec->session, c->ctx);
 	if (unlink(rec->path) == 0)
-		(*n)++;
+		c->n++;
 	return 0;
+}
+
+int bc_runtime_gc(void (*fn)(const char *session, void *ctx), void *ctx, struct bc_error *err)
+{
+	struct gc_ctx c = { .fn = fn, .ctx = ctx };
+	int r = records_each(gc_one, &c, err);
+	return r < 0 ? r : c.n;
 }
 
 int bc_cmd_gc(int argc, char **argv)
 {
 	struct bc_error err = {0};
-	int records = 0;
-	(void)argv;
-	if (argc != 1) {
-		fprintf(stderr, "usage: browsercage gc\n");
+	const char *parent = NULL;
+	if (argc == 3 && strcmp(argv[1], "--cgroup-parent") == 0)
+		parent = argv[2];
+	else if (argc != 1) {
+		fprintf(stderr, "usage: browsercage gc [--cgroup-parent PATH]\n");
 		return 2;
 	}
-	if (records_each(gc_one, &records, &err) < 0) {
+	int records = bc_runtime_gc(NULL, NULL, &err);
+	if (records < 0) {
 		fprintf(stderr, "browsercage: gc: %s\n", err.msg);
 		return 125;
 	}
-	int cgroups = bc_cgroup_gc(NULL, &err);
+	int cgroups = bc_cgroup_gc(parent, &err);
 	int uplinks = bc_uplink_gc(&err);
 	if (cgroups < 0 || uplinks < 0) {
 		fprintf(stderr, "browsercage: gc: %s\n", err.msg);

@@ -30,3 +30,8 @@ int bc_runtime_dir(char *buf, size_t len, struct bc_error *err);
 int bc_runtime_register(struct bc_runtime_rec *rec, struct bc_error *err);
 /* Remove the record (at teardown). */
 void bc_runtime_unregister(struct bc_runtime_rec *rec);
+
+/* Remove the records of dead launchers (unlocked, with content), calling
+ * fn(session, ctx) first for each when fn is not NULL. Returns the number
+ * removed or -errno. */
+int bc_runtime_gc(void (*fn)(const char *session, void *ctx), void *ctx, struct bc_error *err);
