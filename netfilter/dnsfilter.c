@@ -1,13 +1,917 @@
-/* dnsfilter.c: placeholder until the DNS filter process lands. */
+/* dnsfilter.c: the DNS filter process (dnsfilter.h, DESIGN.md "Egress").
+ *
+ * bc_dnsfilter_start() runs in the supervisor: it picks the upstream
+ * resolvers, builds the deny sets from the same ruleset model the firewall
+ * was committed from, and forks. The child drops privilege (child_harden),
+ * reports "ready" (or why not) over a pipe, and serves queries in one poll
+ * loop (filter_run) until SIGTERM or the supervisor's death:
+ *
+ *   query (UDP or TCP) -> rate limit -> bc_dns_check_query
+ *        REFUSE  -> REFUSED (no upstream traffic), audit "refused"
+ *        FORWARD -> canonical query with a fresh random id on a fresh
+ *                   upstream socket (random source port), UDP first, TCP
+ *                   when the upstream truncates; ATTEMPTS tries of
+ *                   ATTEMPT_MS each, then SERVFAIL, audit "upstream_failed"
+ *   answer -> bc_dns_filter_answer (rebinding addresses dropped)
+ *          -> every address pinned with bc_nft_set_add, ACK awaited
+ *          -> only then the reply, audit "allowed" / "rebinding_dropped"
+ */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
+#include <linux/securebits.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <seccomp.h>
+
+#include "audit.h"
+#include "dns.h"
 #include "dnsfilter.h"
+#include "nft.h"
+#include "ruleset.h"
+
+#define MAX_UPSTREAM   8
+#define MAX_PENDING    64        /* queries upstream at once */
+#define MAX_CONNS      16        /* TCP clients at once */
+#define QUERY_MAX      1232      /* a query we forward is far smaller */
+#define REPLY_MAX      8192      /* largest reply we write (TCP; UDP: the client's limit) */
+#define UDP_ANSWER_MAX 4096      /* we advertise 1232 upstream */
+#define ATTEMPT_MS     2000
+#define ATTEMPTS       2
+#define CONN_IDLE_MS   10000
+#define RATE_DEFAULT   50
+#define BURST_DEFAULT  100
+
+struct client {
+	int conn;                    /* index into conns, or -1: UDP */
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+};
+
+struct conn {
+	int fd;                      /* -1: free */
+	uint8_t buf[2 + QUERY_MAX];  /* length prefix, message */
+	size_t len;
+	uint64_t deadline;
+	bool busy;                   /* its query is upstream: read nothing more */
+};
+
+struct pending {
+	bool used;
+	unsigned gen;                /* bumped for every upstream socket */
+	int fd;                      /* upstream socket, -1 if none */
+	bool tcp, sent;
+	unsigned attempt;
+	size_t server;
+	uint16_t id;                 /* the id we sent upstream */
+	uint64_t deadline;
+	struct client c;
+	uint8_t q[QUERY_MAX];        /* the client's query; d.msg borrows it */
+	size_t qlen;
+	uint8_t *tbuf;               /* TCP answer: 2-byte length, message */
+	size_t tlen;
+	struct bc_dns_query_decision d;
+};
+
+struct filter {
+	const struct bc_policy *p;
+	int udp, tcp, nft, status;
+	struct bc_audit audit;
+	struct bc_cidr up[MAX_UPSTREAM];
+	size_t n_up;
+	struct bc_ruleset rs;
+	const struct bc_rs_set *deny[2][3];  /* [v4, v6][metadata, deny_private, open_private] */
+	struct bc_ratelimit rl;
+	uint64_t rl_count, rl_logged_ms;
+	struct conn conns[MAX_CONNS];
+	struct pending *pend;                /* MAX_PENDING */
+	struct bc_dns_query_decision *scratch;
+	struct bc_dns_answer_result res;
+	uint8_t out[2 + REPLY_MAX];          /* TCP length prefix, reply */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the deny sets (the firewall's own, from bc_ruleset_build) ------------- */
+
+static bool set_has(const struct bc_rs_set *s, const uint8_t *a)
+{
+	for (size_t i = 0; s && i < s->n_ranges; i++)
+		if (memcmp(s->ranges[i].lo, a, s->key_len) <= 0 &&
+		    memcmp(a, s->ranges[i].hi, s->key_len) <= 0)
+			return true;
+	return false;
+}
+
+/* Would the firewall reject this address before the allow sets? Then an
+ * answer pointing there is rebinding: drop it. */
+static bool addr_denied(int family, const uint8_t *addr, void *ctx)
+{
+	const struct filter *f = ctx;
+	int v = family == AF_INET6;
+
+	return set_has(f->deny[v][0], addr) ||
+	       (set_has(f->deny[v][1], addr) && !set_has(f->deny[v][2], addr));
+}
+
+/* ---- audit ------------------------------------------------------------------ */
+
+static const char *type_text(uint16_t t, char *buf, size_t len)
+{
+	static const struct { uint16_t t; const char *s; } names[] = {
+		{ BC_DNS_TYPE_A, "A" }, { BC_DNS_TYPE_NS, "NS" }, { BC_DNS_TYPE_CNAME, "CNAME" },
+		{ BC_DNS_TYPE_SOA, "SOA" }, { BC_DNS_TYPE_PTR, "PTR" }, { BC_DNS_TYPE_MX, "MX" },
+		{ BC_DNS_TYPE_TXT, "TXT" }, { BC_DNS_TYPE_AAAA, "AAAA" }, { BC_DNS_TYPE_SVCB, "SVCB" },
+		{ BC_DNS_TYPE_HTTPS, "HTTPS" }, { BC_DNS_TYPE_ANY, "ANY" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].t == t)
+			return names[i].s;
+	snprintf(buf, len, "TYPE%u", t);
+	return buf;
+}
+
+static void json_addrs(struct bc_json *j, const char *key, const struct bc_dns_addr *a, size_t n)
+{
+	char text[BC_DNS_MAX_RR][INET6_ADDRSTRLEN];
+	char *v[BC_DNS_MAX_RR];
+
+	for (size_t i = 0; i < n && i < BC_DNS_MAX_RR; i++) {
+		if (!inet_ntop(a[i].family, a[i].addr, text[i], sizeof text[i]))
+			snprintf(text[i], sizeof text[i], "?");
+		v[i] = text[i];
+	}
+	bc_json_strv(j, key, v, n);
+}
+
+/* One "dns" record: name, type, decision, reason, and for answers the
+ * addresses kept (pinned) and dropped, their smallest TTL and pin time. */
+static void audit_dns(struct filter *f, const struct bc_dns_query_decision *d, bool tcp,
+		      const char *decision, const char *reason, const struct bc_dns_answer_result *r)
+{
+	struct bc_json j;
+	char tbuf[16];
+
+	bc_json_init(&j);
+	bc_json_str(&j, "name", d->name);
+	bc_json_str(&j, "type", type_text(d->qtype, tbuf, sizeof tbuf));
+	bc_json_str(&j, "decision", decision);
+	bc_json_str(&j, "reason", reason);
+	bc_json_str(&j, "transport", tcp ? "tcp" : "udp");
+	if (r) {
+		uint32_t ttl = UINT32_MAX, pin = UINT32_MAX;
+		for (size_t i = 0; i < r->n_addrs; i++) {
+			ttl = r->addrs[i].ttl < ttl ? r->addrs[i].ttl : ttl;
+			pin = r->addrs[i].timeout < pin ? r->addrs[i].timeout : pin;
+		}
+		bc_json_uint(&j, "rcode", r->rcode);
+		json_addrs(&j, "addrs", r->addrs, r->n_addrs);
+		json_addrs(&j, "dropped", r->dropped, r->n_dropped);
+		if (r->n_addrs) {
+			bc_json_uint(&j, "ttl", ttl);
+			bc_json_uint(&j, "pin_seconds", pin);
+		}
+		if (r->n_cnames)
+			bc_json_str(&j, "cname_target", r->final_name);
+	}
+	if (strcmp(decision, "rate_limited") == 0)
+		bc_json_uint(&j, "count", f->rl_count);
+	bc_audit_write(&f->audit, "dns", &j);
+	bc_json_free(&j);
+}
+
+/* ---- replies ----------------------------------------------------------------- */
+
+static void conn_close(struct filter *f, int i);
+
+/* Send the reply in f->out + 2 (len bytes) to the client. */
+static void reply(struct filter *f, const struct client *c, size_t len)
+{
+	if (c->conn < 0) {
+		(void)sendto(f->udp, f->out + 2, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+			     (const struct sockaddr *)&c->peer, c->peerlen);
+		return;
+	}
+	struct conn *k = &f->conns[c->conn];
+	f->out[0] = (uint8_t)(len >> 8);
+	f->out[1] = (uint8_t)len;
+	/* one query at a time per connection: a client that does not read its
+	 * replies fills its buffer and is dropped, never waited for */
+	if (send(k->fd, f->out, len + 2, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(len + 2))
+		conn_close(f, c->conn);
+}
+
+static void reply_rcode(struct filter *f, const struct client *c,
+			const struct bc_dns_query_decision *d, bool refused)
+{
+	if (!d->can_reply)
+		return;        /* never answer what is not a query */
+	int n = refused ? bc_dns_build_refused(&d->msg, f->out + 2, REPLY_MAX)
+			: bc_dns_build_servfail(&d->msg, f->out + 2, REPLY_MAX);
+	if (n > 0)
+		reply(f, c, (size_t)n);
+}
+
+/* ---- upstream ---------------------------------------------------------------- */
+
+static void pending_close(struct filter *f, struct pending *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	free(s->tbuf);
+	s->tbuf = NULL;
+	s->tlen = 0;
+	s->sent = false;
+	(void)f;
+}
+
+static void pending_finish(struct filter *f, struct pending *s)
+{
+	pending_close(f, s);
+	if (s->c.conn >= 0)
+		f->conns[s->c.conn].busy = false;
+	s->used = false;
+}
+
+static void pending_fail(struct filter *f, struct pending *s, const char *reason)
+{
+	reply_rcode(f, &s->c, &s->d, false);
+	audit_dns(f, &s->d, s->c.conn >= 0, "upstream_failed", reason, NULL);
+	pending_finish(f, s);
+}
+
+static int send_forward(struct pending *s)
+{
+	uint8_t buf[2 + 600];
+	int n = bc_dns_build_forward(&s->d.msg, s->id, buf + 2, sizeof buf - 2);
+
+	if (n < 0)
+		return n;
+	buf[0] = (uint8_t)(n >> 8);
+	buf[1] = (uint8_t)n;
+	const uint8_t *p = s->tcp ? buf : buf + 2;
+	size_t len = s->tcp ? (size_t)n + 2 : (size_t)n;
+	if (send(s->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
+		return -errno ? -errno : -EIO;
+	s->sent = true;
+	return 0;
+}
+
+/* Start attempt number s->attempt on a fresh socket (fresh source port,
+ * fresh id), rotating through the upstream servers. */
+static int attempt_start(struct filter *f, struct pending *s)
+{
+	struct sockaddr_storage sa = {0};
+	socklen_t salen;
+	const struct bc_cidr *u;
+
+	pending_close(f, s);
+	s->server = (s->server + (s->attempt ? 1 : 0)) % f->n_up;
+	s->attempt++;
+	s->gen++;
+	s->deadline = now_ms() + ATTEMPT_MS;
+	u = &f->up[s->server];
+	if (getrandom(&s->id, sizeof s->id, 0) != sizeof s->id)
+		return -EIO;
+	if (u->family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&sa;
+		in->sin_family = AF_INET;
+		in->sin_port = htons(53);
+		memcpy(&in->sin_addr, u->addr, 4);
+		salen = sizeof *in;
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&sa;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(53);
+		memcpy(&in6->sin6_addr, u->addr, 16);
+		salen = sizeof *in6;
+	}
+	s->fd = socket(u->family, (s->tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->fd < 0)
+		return -errno;
+	/* a connected UDP socket takes datagrams from the upstream only */
+	if (connect(s->fd, (struct sockaddr *)&sa, salen) < 0 && errno != EINPROGRESS)
+		return -errno;
+	return s->tcp ? 0 : send_forward(s);
+}
+
+/* The attempt failed: try again while attempts remain, else SERVFAIL. */
+static void attempt_next(struct filter *f, struct pending *s, const char *reason)
+{
+	if (s->attempt < ATTEMPTS && attempt_start(f, s) == 0)
+		return;
+	pending_fail(f, s, reason);
+}
+
+/* A complete message from the upstream for s. */
+static void upstream_answer(struct filter *f, struct pending *s, const uint8_t *msg, size_t len)
+{
+	struct bc_dns_answer_result *r = &f->res;
+	uint16_t client_id = s->d.msg.id;
+	size_t cap = REPLY_MAX;
+
+	if (s->c.conn < 0 && bc_dns_reply_limit(&s->d.msg) < cap)
+		cap = bc_dns_reply_limit(&s->d.msg);
+	s->d.msg.id = s->id;         /* the answer carries the id we sent */
+	int n = bc_dns_filter_answer(f->p, &s->d.msg, msg, len, addr_denied, f, r, f->out + 2, cap);
+	s->d.msg.id = client_id;
+	if (n == -EBADMSG)
+		return;              /* not the answer to our query: keep waiting */
+	if (n < 0) {
+		pending_fail(f, s, "could not write the reply");
+		return;
+	}
+	if (r->truncated && !s->tcp && len > 2 && (msg[2] & 0x02)) {
+		/* the upstream truncated: ask again over TCP */
+		s->tcp = true;
+		if (s->attempt >= ATTEMPTS)
+			s->attempt = ATTEMPTS - 1;
+		attempt_next(f, s, "upstream TCP retry failed");
+		return;
+	}
+	f->out[2] = (uint8_t)(client_id >> 8);
+	f->out[3] = (uint8_t)client_id;
+	/* Pin before replying: the client may connect the moment it has the
+	 * address, and the firewall must already know it. */
+	for (size_t i = 0; i < r->n_addrs; i++) {
+		struct bc_error e = {0};
+		uint32_t secs = r->addrs[i].timeout ? r->addrs[i].timeout : 1;
+		if (bc_nft_set_add(f->nft, r->addrs[i].family, r->addrs[i].addr, secs * 1000, &e) < 0) {
+			reply_rcode(f, &s->c, &s->d, false);
+			audit_dns(f, &s->d, s->c.conn >= 0, "pin_failed", e.msg, r);
+			pending_finish(f, s);
+			return;
+		}
+	}
+	reply(f, &s->c, (size_t)n);
+	audit_dns(f, &s->d, s->c.conn >= 0, r->n_dropped ? "rebinding_dropped" : "allowed",
+		  r->n_dropped ? "answer address in a denied range" : "ok", r);
+	pending_finish(f, s);
+}
+
+static void upstream_io(struct filter *f, struct pending *s, short revents)
+{
+	if (!s->tcp) {
+		uint8_t buf[UDP_ANSWER_MAX];
+		for (int i = 0; i < 8 && s->used && !s->tcp; i++) {
+			ssize_t n = recv(s->fd, buf, sizeof buf, MSG_DONTWAIT);
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				return;
+			if (n < 0) {
+				attempt_next(f, s, strerror(errno));
+				return;
+			}
+			upstream_answer(f, s, buf, (size_t)n);
+		}
+		return;
+	}
+	if (!s->sent) {
+		int e = 0;
+		socklen_t el = sizeof e;
+		if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
+			return;
+		if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e || send_forward(s) < 0)
+			attempt_next(f, s, e ? strerror(e) : "TCP connect failed");
+		return;
+	}
+	if (!s->tbuf && !(s->tbuf = malloc(2 + 65535))) {
+		pending_fail(f, s, "out of memory");
+		return;
+	}
+	size_t want = s->tlen < 2 ? 2 : 2 + ((size_t)s->tbuf[0] << 8 | s->tbuf[1]);
+	ssize_t n = recv(s->fd, s->tbuf + s->tlen, want - s->tlen, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		attempt_next(f, s, n < 0 ? strerror(errno) : "upstream closed the TCP connection");
+		return;
+	}
+	s->tlen += (size_t)n;
+	if (s->tlen == 2 && want == 2 && (s->tbuf[0] | s->tbuf[1]) == 0) {
+		attempt_next(f, s, "empty TCP message");
+		return;
+	}
+	if (s->tlen > 2 && s->tlen == 2 + ((size_t)s->tbuf[0] << 8 | s->tbuf[1])) {
+		size_t len = s->tlen - 2;
+		upstream_answer(f, s, s->tbuf + 2, len);
+		if (s->used && s->tcp) {     /* not our answer: read the next one */
+			s->tlen = 0;
+		}
+	}
+}
+
+/* ---- queries ------------------------------------------------------------------ */
+
+static void query(struct filter *f, const struct client *c, const uint8_t *q, size_t len)
+{
+	struct bc_dns_query_decision *d = f->scratch;
+	uint64_t now = now_ms();
+
+	bc_dns_check_query(f->p, q, len, d);
+	if (!bc_ratelimit_take(&f->rl, now)) {
+		reply_rcode(f, c, d, true);
+		f->rl_count++;
+		/* one record per second at most, with the count since the last */
+		if (!f->rl_logged_ms || now - f->rl_logged_ms >= 1000) {
+			audit_dns(f, d, c->conn >= 0, "rate_limited", "over the per-sandbox query rate", NULL);
+			f->rl_count = 0;
+			f->rl_logged_ms = now;
+		}
+		return;
+	}
+	if (d->action == BC_DNS_REFUSE || len > QUERY_MAX) {
+		reply_rcode(f, c, d, true);
+		audit_dns(f, d, c->conn >= 0, "refused",
+			  d->action == BC_DNS_REFUSE ? bc_dns_reason_str(d->reason) : "too long", NULL);
+		return;
+	}
+	struct pending *s = NULL;
+	for (size_t i = 0; i < MAX_PENDING && !s; i++)
+		if (!f->pend[i].used)
+			s = &f->pend[i];
+	if (!s) {
+		reply_rcode(f, c, d, false);
+		audit_dns(f, d, c->conn >= 0, "upstream_failed", "too many queries in flight", NULL);
+		return;
+	}
+	s->used = true;
+	s->c = *c;
+	s->tcp = false;
+	s->attempt = 0;
+	memcpy(s->q, q, len);
+	s->qlen = len;
+	bc_dns_check_query(f->p, s->q, len, &s->d);   /* the same decision, borrowing s->q */
+	if (c->conn >= 0)
+		f->conns[c->conn].busy = true;
+	if (attempt_start(f, s) < 0)
+		attempt_next(f, s, "could not reach the upstream");
+}
+
+static void udp_read(struct filter *f)
+{
+	uint8_t buf[UDP_ANSWER_MAX];
+
+	for (int i = 0; i < 64; i++) {
+		struct client c = { .conn = -1, .peerlen = sizeof c.peer };
+		ssize_t n = recvfrom(f->udp, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC,
+				     (struct sockaddr *)&c.peer, &c.peerlen);
+		if (n < 0)
+			return;
+		query(f, &c, buf, (size_t)n > sizeof buf ? sizeof buf + 1 : (size_t)n);
+	}
+}
+
+static void conn_close(struct filter *f, int i)
+{
+	struct conn *k = &f->conns[i];
+
+	for (size_t j = 0; j < MAX_PENDING; j++)
+		if (f->pend[j].used && f->pend[j].c.conn == i)
+			pending_finish(f, &f->pend[j]);
+	close(k->fd);
+	k->fd = -1;
+	k->len = 0;
+	k->busy = false;
+}
+
+static void tcp_accept(struct filter *f)
+{
+	for (int n = 0; n < MAX_CONNS; n++) {
+		int fd = accept4(f->tcp, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		struct conn *k = NULL;
+		for (size_t i = 0; i < MAX_CONNS && !k; i++)
+			if (f->conns[i].fd < 0)
+				k = &f->conns[i];
+		if (!k) {
+			close(fd);       /* full: the client retries */
+			continue;
+		}
+		k->fd = fd;
+		k->len = 0;
+		k->busy = false;
+		k->deadline = now_ms() + CONN_IDLE_MS;
+	}
+}
+
+static void conn_read(struct filter *f, int i)
+{
+	struct conn *k = &f->conns[i];
+	size_t want = k->len < 2 ? 2 : 2 + ((size_t)k->buf[0] << 8 | k->buf[1]);
+
+	ssize_t n = recv(k->fd, k->buf + k->len, want - k->len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(f, i);
+		return;
+	}
+	k->len += (size_t)n;
+	if (k->len == 2) {
+		size_t mlen = (size_t)k->buf[0] << 8 | k->buf[1];
+		if (mlen == 0 || 2 + mlen > sizeof k->buf) {
+			conn_close(f, i);    /* no query of ours is that long */
+			return;
+		}
+		return;
+	}
+	if (k->len < 2 || k->len < 2 + ((size_t)k->buf[0] << 8 | k->buf[1]))
+		return;
+	struct client c = { .conn = i };
+	k->deadline = now_ms() + CONN_IDLE_MS;
+	size_t len = k->len - 2;
+	k->len = 0;
+	query(f, &c, k->buf + 2, len);
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static void expire(struct filter *f, uint64_t now)
+{
+	for (size_t i = 0; i < MAX_PENDING; i++)
+		if (f->pend[i].used && f->pend[i].deadline <= now)
+			attempt_next(f, &f->pend[i], "timeout");
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (f->conns[i].fd >= 0 && !f->conns[i].busy && f->conns[i].deadline <= now)
+			conn_close(f, i);
+}
+
+static int filter_run(struct filter *f)
+{
+	struct pollfd pfd[2 + MAX_CONNS + MAX_PENDING];
+	int who[2 + MAX_CONNS + MAX_PENDING];      /* conn i, or MAX_CONNS + pending j */
+	unsigned gen[2 + MAX_CONNS + MAX_PENDING];
+
+	for (;;) {
+		uint64_t now = now_ms(), next = now + 1000;
+		size_t n = 0;
+
+		expire(f, now);
+		pfd[n++] = (struct pollfd){ .fd = f->udp, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = f->tcp, .events = POLLIN };
+		for (int i = 0; i < MAX_CONNS; i++) {
+			if (f->conns[i].fd < 0)
+				continue;
+			next = f->conns[i].deadline < next ? f->conns[i].deadline : next;
+			if (f->conns[i].busy)
+				continue;
+			who[n] = i;
+			pfd[n++] = (struct pollfd){ .fd = f->conns[i].fd, .events = POLLIN };
+		}
+		for (int j = 0; j < MAX_PENDING; j++) {
+			struct pending *s = &f->pend[j];
+			if (!s->used || s->fd < 0)
+				continue;
+			next = s->deadline < next ? s->deadline : next;
+			who[n] = MAX_CONNS + j;
+			gen[n] = s->gen;
+			pfd[n++] = (struct pollfd){ .fd = s->fd,
+						    .events = POLLIN | (s->tcp && !s->sent ? POLLOUT : 0) };
+		}
+		int r = poll(pfd, n, next > now ? (int)(next - now) : 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (pfd[0].revents)
+			udp_read(f);
+		if (pfd[1].revents)
+			tcp_accept(f);
+		for (size_t k = 2; k < n; k++) {
+			if (!pfd[k].revents)
+				continue;
+			if (who[k] < MAX_CONNS) {
+				if (f->conns[who[k]].fd == pfd[k].fd && !f->conns[who[k]].busy)
+					conn_read(f, who[k]);
+				continue;
+			}
+			struct pending *s = &f->pend[who[k] - MAX_CONNS];
+			if (s->used && s->gen == gen[k] && s->fd == pfd[k].fd)
+				upstream_io(f, s, pfd[k].revents);
+		}
+	}
+}
+
+/* ---- privilege ----------------------------------------------------------------- */
+
+/* Join the user namespace that owns the sandbox's netns and become the
+ * sandbox's uid/gid there with CAP_NET_ADMIN only. */
+static int drop_privilege(struct filter *f, struct bc_error *err)
+{
+	const struct bc_policy *p = f->p;
+	struct stat a, b;
+	int netns, userns, r;
+
+	if ((netns = ioctl(f->nft, SIOCGSKNS)) < 0)
+		return bc_error_errno(err, errno, "DNS filter: find the sandbox's network namespace");
+	userns = ioctl(netns, NS_GET_USERNS);
+	r = errno;
+	close(netns);
+	if (userns < 0)
+		return bc_error_errno(err, r, "DNS filter: find the sandbox's user namespace");
+	if (fstat(userns, &a) < 0 || stat("/proc/self/ns/user", &b) < 0 ||
+	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+		close(userns);
+		return bc_error_set(err, EPERM, "DNS filter: the sandbox's network namespace has no user "
+				    "namespace of its own; refusing to keep CAP_NET_ADMIN on the host");
+	}
+	/* supplementary groups: root's go; an unprivileged caller has nothing
+	 * to drop and may not call setgroups in the sandbox namespace */
+	if (geteuid() == 0 && setgroups(0, NULL) < 0)
+		r = errno;
+	else
+		r = 0;
+	if (r == 0 && setns(userns, CLONE_NEWUSER) < 0)
+		r = errno;
+	close(userns);
+	if (r)
+		return bc_error_errno(err, r, "DNS filter: join the sandbox's user namespace");
+
+	/* Now all capabilities in the sandbox namespace, none on the host.
+	 * Lock the securebits (no root magic, no fixup on setuid: the caps
+	 * survive the switch below, no ambient raise), cut the bounding set to
+	 * CAP_NET_ADMIN, then become the sandbox user. */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+		  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+		return bc_error_errno(err, errno, "DNS filter: set securebits");
+	for (int cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_READ, cap) < 0)
+			break;
+		if (cap != CAP_NET_ADMIN && prctl(PR_CAPBSET_DROP, cap) < 0)
+			return bc_error_errno(err, errno, "DNS filter: drop capability %d from the bounding set", cap);
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return bc_error_errno(err, errno, "DNS filter: clear ambient capabilities");
+	if (setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
+		return bc_error_errno(err, errno, "DNS filter: become uid %u gid %u in the sandbox's user "
+				      "namespace", (unsigned)p->uid, (unsigned)p->gid);
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {
+		{ .effective = 1u << CAP_NET_ADMIN, .permitted = 1u << CAP_NET_ADMIN },
+	};
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return bc_error_errno(err, errno, "DNS filter: keep only CAP_NET_ADMIN");
+	memset(data, 0xff, sizeof data);
+	if (syscall(SYS_capget, &hdr, data) < 0 || data[0].effective != 1u << CAP_NET_ADMIN ||
+	    data[0].permitted != 1u << CAP_NET_ADMIN || data[0].inheritable || data[1].effective ||
+	    data[1].permitted || data[1].inheritable || getuid() != p->uid || geteuid() != p->uid)
+		return bc_error_set(err, EPERM, "DNS filter: capabilities or ids not as expected after the drop");
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return bc_error_errno(err, errno, "DNS filter: no_new_privs");
+	return 0;
+}
+
+/* The allowlist of system calls. Anything else kills the process. */
+static int seccomp_apply(struct filter *f, struct bc_error *err)
+{
+	static const int plain[] = {
+		SCMP_SYS(read), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(sendto),
+		SCMP_SYS(sendmsg), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(close),
+		SCMP_SYS(connect), SCMP_SYS(accept4), SCMP_SYS(getsockopt),
+		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(time), SCMP_SYS(getrandom),
+		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
+	};
+	static const int families[] = { AF_INET, AF_INET6 }, types[] = { SOCK_DGRAM, SOCK_STREAM };
+	const int writers[] = { 2, f->audit.fd, f->status };
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int r = ctx ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(plain); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
+	/* memory, never executable */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(writers); i++)
+		if (writers[i] >= 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)writers[i]));
+	/* upstream sockets: IPv4/IPv6 UDP/TCP, nothing else */
+	for (size_t i = 0; r == 0 && i < 2; i++)
+		for (size_t t = 0; r == 0 && t < 2; t++)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 3,
+					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]),
+					     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[t]),
+					     SCMP_A2(SCMP_CMP_EQ, 0));
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (r < 0)
+		return bc_error_errno(err, -r, "DNS filter: load the seccomp filter");
+	return 0;
+}
+
+/* ---- the process ----------------------------------------------------------------- */
+
+struct status {
+	int32_t code;
+	char msg[BC_ERRMSG_MAX];
+};
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Close every descriptor but keep[] (stdin and stdout become /dev/null;
+ * stderr stays for a last word). */
+static int close_others(int *keep, size_t n)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+		return -errno;
+	qsort(keep, n, sizeof *keep, cmp_int);
+	unsigned lo = 3;
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 3 || (unsigned)keep[i] < lo)
+			continue;
+		if ((unsigned)keep[i] > lo && syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0) < 0)
+			return -errno;
+		lo = (unsigned)keep[i] + 1;
+	}
+	return syscall(SYS_close_range, lo, ~0u, 0) < 0 ? -errno : 0;
+}
+
+static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
+{
+	sigset_t all;
+	int r;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		return bc_error_set(err, ESRCH, "DNS filter: the supervisor is gone");
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	prctl(PR_SET_NAME, "bc-dnsfilter");
+	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status };
+	if ((r = close_others(keep, ARRAY_SIZE(keep))) < 0)
+		return bc_error_errno(err, -r, "DNS filter: close inherited descriptors");
+	if ((r = drop_privilege(f, err)) < 0)
+		return r;
+	f->pend = calloc(MAX_PENDING, sizeof *f->pend);
+	f->scratch = calloc(1, sizeof *f->scratch);
+	if (!f->pend || !f->scratch)
+		return bc_error_errno(err, ENOMEM, "DNS filter: allocate its tables");
+	for (size_t i = 0; i < MAX_PENDING; i++)
+		f->pend[i].fd = -1;
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		f->conns[i].fd = -1;
+
+	/* Before the filter: the time zone is read once now (audit stamps call
+	 * strftime, which would look at /etc/localtime the first time). */
+	tzset();
+	struct bc_json j;
+	char up[MAX_UPSTREAM][64], *v[MAX_UPSTREAM];
+	for (size_t i = 0; i < f->n_up; i++) {
+		bc_format_cidr(&f->up[i], up[i], sizeof up[i]);
+		v[i] = up[i];
+	}
+	bc_json_init(&j);
+	bc_json_strv(&j, "upstream", v, f->n_up);
+	bc_json_int(&j, "pid", getpid());
+	bc_json_uint(&j, "rate", f->rl.rate);
+	bc_json_uint(&j, "burst", f->rl.burst);
+	bc_json_str(&j, "privilege", "sandbox user namespace, uid of the sandbox, CAP_NET_ADMIN there only, "
+		    "seccomp allowlist");
+	bc_audit_write(&f->audit, "dns_filter", &j);
+	bc_json_free(&j);
+	return seccomp_apply(f, err);
+}
+
+static _Noreturn void child_main(struct filter *f, pid_t parent)
+{
+	struct status st = {0};
+	struct bc_error err = {0};
+	int r = child_setup(f, parent, &err);
+
+	st.code = r < 0 ? (err.code ? err.code : -r) : 0;
+	snprintf(st.msg, sizeof st.msg, "%s", r < 0 ? err.msg : "");
+	if (write(f->status, &st, sizeof st) != (ssize_t)sizeof st || r < 0)
+		_exit(1);
+	close(f->status);
+	f->status = -1;
+	r = filter_run(f);
+	_exit(r < 0 ? 1 : 0);
+}
+
+/* The upstream resolvers: the policy's, else the host's. */
+static int upstream_choose(const struct bc_policy *p, struct bc_cidr *out, size_t *n,
+			   struct bc_error *err)
+{
+	_cleanup_free_ char *etc = NULL, *resolved = NULL;
+	size_t len;
+
+	if (p->n_dns_upstream) {
+		*n = p->n_dns_upstream < MAX_UPSTREAM ? p->n_dns_upstream : MAX_UPSTREAM;
+		memcpy(out, p->dns_upstream, *n * sizeof *out);
+		return 0;
+	}
+	if (bc_read_file("/etc/resolv.conf", &etc, &len, 64 * 1024) < 0)
+		etc = NULL;
+	if (bc_read_file("/run/systemd/resolve/resolv.conf", &resolved, &len, 64 * 1024) < 0)
+		resolved = NULL;
+	if (bc_dns_upstream_choose(etc ? etc : "", resolved, out, MAX_UPSTREAM, n) < 0 || *n == 0)
+		return bc_error_set(err, ENOENT, "%s: the DNS filter has no upstream resolver: "
+				    "/etc/resolv.conf names no nameserver (and, if it names only the "
+				    "systemd-resolved stub, /run/systemd/resolve/resolv.conf names none "
+				    "either); set [network] dns_upstream", p->path);
+	return 0;
+}
 
 int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc_error *err)
 {
+	static const char *const names[2][3] = {
+		{ "metadata4", "deny_private4", "open_private4" },
+		{ "metadata6", "deny_private6", "open_private6" },
+	};
+	_cleanup_free_ struct filter *f = calloc(1, sizeof *f);
+	int pipefd[2], r;
+	pid_t parent = getpid(), child;
+	struct status st;
+
 	*pid = 0;
-	if (cfg->policy->allow_domains.n == 0)
+	if (!f)
+		return bc_error_errno(err, ENOMEM, "DNS filter");
+	f->p = cfg->policy;
+	f->udp = cfg->udp_fd;
+	f->tcp = cfg->tcp_fd;
+	f->nft = cfg->nft_fd;
+	f->audit.fd = cfg->audit_fd;
+	snprintf(f->audit.session, sizeof f->audit.session, "%s", cfg->session_id ? cfg->session_id : "");
+	bc_ratelimit_init(&f->rl, cfg->burst ? cfg->rate : RATE_DEFAULT,
+			  cfg->burst ? cfg->burst : BURST_DEFAULT);
+	if ((r = upstream_choose(f->p, f->up, &f->n_up, err)) < 0)
+		return r;
+	if ((r = bc_ruleset_build(f->p, &f->rs)) < 0)
+		return bc_error_errno(err, -r, "DNS filter: build the deny sets");
+	for (int v = 0; v < 2; v++)
+		for (int k = 0; k < 3; k++)
+			f->deny[v][k] = bc_ruleset_set(&f->rs, names[v][k]);
+	if (!f->deny[0][0] || !f->deny[1][0] || !f->deny[0][1] || !f->deny[1][1]) {
+		bc_ruleset_free(&f->rs);
+		return bc_error_set(err, EINVAL, "DNS filter: the ruleset has no deny sets");
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		bc_ruleset_free(&f->rs);
+		return bc_error_errno(err, errno, "DNS filter: pipe");
+	}
+	f->status = pipefd[1];
+	child = fork();
+	if (child == 0) {
+		close(pipefd[0]);
+		child_main(f, parent);
+	}
+	r = errno;
+	close(pipefd[1]);
+	bc_ruleset_free(&f->rs);
+	if (child < 0) {
+		close(pipefd[0]);
+		return bc_error_errno(err, r, "DNS filter: fork");
+	}
+	ssize_t n;
+	do
+		n = read(pipefd[0], &st, sizeof st);
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n == (ssize_t)sizeof st && st.code == 0) {
+		*pid = child;
 		return 0;
-	return bc_error_set(err, ENOSYS, "%s: allow_domains needs the DNS filter, which this build "
-			    "does not have yet; use allow_cidrs", cfg->policy->path);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	if (n == (ssize_t)sizeof st) {
+		st.msg[sizeof st.msg - 1] = 0;
+		return bc_error_set(err, st.code > 0 ? st.code : EIO, "%s", st.msg);
+	}
+	return bc_error_set(err, EIO, "DNS filter: the process ended during its setup");
 }
