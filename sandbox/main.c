@@ -343,6 +343,10 @@ static void print_warnings(const struct bc_policy *p, const char *path)
 static int cmd_check(int argc, char **argv)
 {
 	int bad = 0;
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
 	if (argc < 2)
 		return errorf(BC_EXIT_POLICY, "check: no policy file given");
 	for (int i = 1; i < argc; i++) {
@@ -364,6 +368,10 @@ static int cmd_explain(int argc, char **argv)
 {
 	struct bc_policy p = {0};
 	struct bc_error err = {0};
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
 	if (argc != 2)
 		return errorf(BC_EXIT_POLICY, "explain: give exactly one policy file");
 	if (bc_policy_load(&p, argv[1], &err) < 0) {

@@ -138,4 +138,32 @@ check "prepare: ... its directory is owned by the sandbox's host uid, 0700" \
 	[ "$(stat -c '%u %a' "$ROOT/clean-1")" = "65534 700" ]
 check "prepare --help" "$BC" prepare --help
 
+# ---- man pages and completion ------------------------------------------------------
+if command -v man >/dev/null && command -v groff >/dev/null; then
+	for page in "$top_srcdir"/man/*.[15]; do
+		err=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+		check "man -l $(basename "$page") renders without warnings" [ -z "$err" ]
+		[ -z "$err" ] || diag "$err"
+	done
+else
+	fail "man pages: needs man-db and groff-base"
+fi
+inst=$SCRATCH/inst
+make -s -C "$top_builddir" install-man install-dist_bashcompletionDATA DESTDIR="$inst" >/dev/null 2>&1
+for f in man1/browsercage.1 man1/browsercage-chromium.1 man5/browsercage.ini.5; do
+	check "make install puts $f in place" [ -n "$(find "$inst" -path "*/man/$f")" ]
+done
+check "make install puts the bash completion in place" \
+	[ -n "$(find "$inst" -path '*/bash-completion/completions/browsercage.bash')" ]
+check "the completion script parses and completes subcommands" bash -c '
+	_init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
+		words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+	. "$1"; COMP_WORDS=(browsercage doc); COMP_CWORD=1; _browsercage
+	[ "${COMPREPLY[*]}" = doctor ] || exit 1
+	COMP_WORDS=(browsercage prepare --ass); COMP_CWORD=2; _browsercage
+	[ "${COMPREPLY[*]}" = --assignment ]' sh "$top_srcdir/completion/browsercage.bash"
+for sub in run check explain doctor prepare; do
+	check "browsercage $sub --help exits 0" "$BC" $sub --help
+done
+
 done_testing
