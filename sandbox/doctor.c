@@ -681,6 +681,8 @@ int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 
+	if (label && bc_label_check("--profile", label, err) < 0)
+		return -EINVAL;
 	if (bc_ready_path(p, profile_root, ready_dir, label, path, sizeof path) < 0)
 		return bc_error_set(err, ENAMETOOLONG, "ready record path too long");
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
