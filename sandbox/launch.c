@@ -848,6 +848,10 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	ret = bc_rootfs_prepare(&rfs, p, p->uid, p->gid, l->profile_dir, TAKE_FD(l->profile_fd), err);
 	if (ret < 0)
 		return ret;
+	if (l->template_dir) {
+		rfs.template_dir = l->template_dir;
+		rfs.template_fd = TAKE_FD(l->template_fd);
+	}
 
 	sigset_t mask, old;
 	sigemptyset(&mask);

@@ -35,6 +35,8 @@ struct bc_launch {
 	struct bc_audit *audit;       /* where records go (may have fd -1) */
 	char attempt_id[33];          /* this attempt's own id (audit) */
 	const char *profile_label;    /* the leased label, for the audit log */
+	const char *template_dir;     /* --template: host dir of the overlay's lower layer */
+	int template_fd;              /* its O_PATH fd from bc_profile_open (used if template_dir) */
 	/* --devtools-forward: the command's stderr is a pipe read by the
 	 * DevTools forwarder (devtools.h); devtools_stderr is its write end,
 	 * set by bc_launch_run. */

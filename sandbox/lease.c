@@ -565,6 +565,11 @@ static void scan_file(struct scan *sc, int dfd, const char *name, const char *sh
 	scan_entry(sc, shown, "file", (int64_t)got, hex, left ? "shrank while hashed" : NULL);
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void scan_dir(struct scan *sc, int dfd, const char *prefix, int depth)
 {
 	DIR *d = fdopendir(dfd);
@@ -579,6 +584,8 @@ static void scan_dir(struct scan *sc, int dfd, const char *prefix, int depth)
 			bc_strv_push(&names, de->d_name);
 	if (de)
 		sc->truncated = true;
+	if (names.n)
+		qsort(names.v, names.n, sizeof *names.v, name_cmp);
 	for (size_t i = 0; i < names.n; i++) {
 		const char *name = names.v[i];
 		char shown[4096];
@@ -870,11 +877,6 @@ out:
 	return ret < 0 ? 0 : ret;
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int bc_cmd_list(int argc, char **argv)
 {
 	struct cmd_opts o = {0};
@@ -914,7 +916,7 @@ int bc_cmd_list(int argc, char **argv)
 		closedir(d);
 	}
 	if (labels.n)
-		qsort(labels.v, labels.n, sizeof *labels.v, str_cmp);
+		qsort(labels.v, labels.n, sizeof *labels.v, name_cmp);
 	meta_fd = openat(root_fd, ".leases", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (!o.json)
 		printf("%-40s %-10s %-9s %-20s %s\n", "LABEL", "KIND", "STATE", "TASK", "PID");

@@ -123,7 +123,7 @@ static int cmd_run(int argc, char **argv)
 	bool launched = false;
 	const char *assignment_path = NULL, *template_name = NULL, *root = NULL;
 	struct bc_assignment asg = {0};
-	char previous[33] = "";
+	char previous[33] = "", tdir[4096];
 	struct bc_audit audit = { .fd = -1 };
 	struct bc_lease lease = { .lock_fd = -1 };
 	struct bc_launch l = { .profile_fd = -1, .audit = &audit };
@@ -306,6 +306,33 @@ static int cmd_run(int argc, char **argv)
 		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
 		goto out;
 	}
+	/* --template: the profile is an overlay over a snapshot, checked like a
+	 * profile directory (owner, mode, no symlink in the path). */
+	if (template_name) {
+		if (bc_label_check("template name", template_name, &err) < 0) {
+			ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+			goto out;
+		}
+		snprintf(tdir, sizeof tdir, "%s/templates/%s", root, template_name);
+		int fd = bc_profile_open(tdir, getuid() == 0 ? p.host_uid : getuid(), &err);
+		if (fd < 0) {
+			ret = errorf(BC_EXIT_LAUNCHER, "--template %s: %s", template_name, err.msg);
+			goto out;
+		}
+		/* Copy-up keeps owner and group: both must map into the sandbox
+		 * (the whole tree; the top is checked here). */
+		struct stat tst;
+		gid_t tgid = getuid() == 0 ? p.host_gid : getgid();
+		if (fstat(fd, &tst) < 0 || tst.st_gid != tgid) {
+			close(fd);
+			ret = errorf(BC_EXIT_LAUNCHER, "--template %s: %s must belong to group %u, as every file "
+				     "in it (chown -R %u:%u %s)", template_name, tdir, (unsigned)tgid,
+				     getuid() == 0 ? (unsigned)p.host_uid : (unsigned)getuid(), (unsigned)tgid, tdir);
+			goto out;
+		}
+		l.template_dir = tdir;
+		l.template_fd = fd;
+	}
 	launched = true;
 	ret = bc_launch_run(&l, &err);
 	if (ret < 0)
@@ -322,6 +349,8 @@ out:
 				  l.profile_dir, l.profile_dir && p.downloads ? dl : NULL);
 	}
 	bc_lease_release(&lease, l.clean, &audit);
+	if (l.template_dir && l.template_fd >= 0)
+		close(l.template_fd);
 	bc_audit_close(&audit);
 	bc_launch_free(&l);
 	free(l.pass_fds);

@@ -159,6 +159,8 @@ fail:
 
 bool bc_rootfs_owns_fd(const struct bc_rootfs *r, int fd)
 {
+	if (r->template_dir && r->template_fd == fd)
+		return true;
 	for (size_t i = 0; i < r->n_binds; i++)
 		if (r->binds[i].fd == fd)
 			return true;
@@ -167,6 +169,10 @@ bool bc_rootfs_owns_fd(const struct bc_rootfs *r, int fd)
 
 void bc_rootfs_close_fds(struct bc_rootfs *r)
 {
+	if (r->template_dir && r->template_fd >= 0) {
+		close(r->template_fd);
+		r->template_fd = -1;
+	}
 	for (size_t i = 0; i < r->n_binds; i++)
 		if (r->binds[i].fd >= 0) {
 			close(r->binds[i].fd);
@@ -413,6 +419,54 @@ static int build_proc(struct bc_error *err)
 	return 0;
 }
 
+/* --template: mount the overlay at the profile path (relative). The lower
+ * layer is reopened here (a layer must be reachable in this namespace) and
+ * must be the inode the supervisor checked; upper and work live on a
+ * detached tmpfs that is never attached anywhere, so it leaves no trace in
+ * the mount table and vanishes with the namespace. */
+static int mount_template(const struct bc_rootfs *r, int lower, struct bc_error *err)
+{
+	const char *dest = rel(r->profile);
+	char size[32];
+	struct stat want, got;
+	int ret;
+
+	if (fstat(r->template_fd, &want) < 0 || fstat(lower, &got) < 0)
+		return bc_error_errno(err, errno, "stat template %s", r->template_dir);
+	if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+		return bc_error_set(err, EXDEV, "template %s changed while the sandbox was being built",
+				    r->template_dir);
+	if ((ret = mkdir_p(dest, 0700)) < 0)
+		return bc_error_errno(err, -ret, "create mount point %s", r->profile);
+	_cleanup_close_ int tfs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	snprintf(size, sizeof size, "%llu",
+		 (unsigned long long)(r->policy->tmp_size ? r->policy->tmp_size : 256 << 20));
+	if (tfs < 0 || fsconfig(tfs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+	    fsconfig(tfs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    fsconfig(tfs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return bc_error_errno(err, errno, "create the template's upper tmpfs");
+	_cleanup_close_ int tmnt = fsmount(tfs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (tmnt < 0 || mkdirat(tmnt, "upper", 0700) < 0 || mkdirat(tmnt, "work", 0700) < 0 ||
+	    fchownat(tmnt, "upper", r->uid, r->gid, 0) < 0)
+		return bc_error_errno(err, errno, "prepare the template's upper layer");
+	_cleanup_close_ int upper = openat(tmnt, "upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int work = openat(tmnt, "work", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int ov = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (upper < 0 || work < 0 || ov < 0)
+		return bc_error_errno(err, errno, "open the overlay layers");
+	if (fsconfig(ov, FSCONFIG_SET_FD, "lowerdir+", NULL, lower) < 0 ||
+	    fsconfig(ov, FSCONFIG_SET_FD, "upperdir", NULL, upper) < 0 ||
+	    fsconfig(ov, FSCONFIG_SET_FD, "workdir", NULL, work) < 0 ||
+	    fsconfig(ov, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(ov, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return bc_error_errno(err, errno, "create the overlay over template %s", r->template_dir);
+	_cleanup_close_ int omnt = fsmount(ov, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					   MOUNT_ATTR_NOEXEC);
+	if (omnt < 0 || move_mount(omnt, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return bc_error_errno(err, errno, "mount the overlay over template %s", r->template_dir);
+	return 0;
+}
+
 /* Create dir (relative) owned by the sandbox user, refusing a symlink. */
 static int ensure_user_dir(const char *dir, const struct bc_rootfs *r, struct bc_error *err)
 {
@@ -450,8 +504,10 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 	_cleanup_free_ int *fds = calloc(r->n_binds + 1, sizeof *fds);
 	if (!fds)
 		return bc_error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < r->n_binds; i++) {
+	int tmpl = -1;
+	for (size_t i = 0; i < r->n_binds; i++)
 		fds[i] = -1;
+	for (size_t i = 0; i < r->n_binds; i++) {
 		if (sorted[i].kind == BC_LINK)
 			continue;
 		fds[i] = open_path(sorted[i].src, sorted[i].kind == BC_BIND_RW);
@@ -459,6 +515,11 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 			ret = bc_error_errno(err, -fds[i], "reopen %s", sorted[i].src);
 			goto out;
 		}
+	}
+
+	if (r->template_dir && (tmpl = open_path(r->template_dir, true)) < 0) {
+		ret = bc_error_errno(err, -tmpl, "reopen template %s", r->template_dir);
+		goto out;
 	}
 
 	if ((ret = mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")) < 0) {
@@ -496,6 +557,8 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 	for (size_t i = 0; i < r->n_binds; i++)
 		if ((ret = bind_one(&sorted[i], fds[i], err)) < 0)
 			goto out;
+	if (tmpl >= 0 && (ret = mount_template(r, tmpl, err)) < 0)
+		goto out;
 	if (r->profile_ephemeral && (ret = ensure_user_dir(rel(r->profile), r, err)) < 0)
 		goto out;
 	if (r->downloads && (ret = ensure_user_dir(rel(r->downloads), r, err)) < 0)
@@ -519,6 +582,8 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 	}
 	ret = 0;
 out:
+	if (tmpl >= 0)
+		close(tmpl);
 	for (size_t i = 0; i < r->n_binds; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -573,6 +638,8 @@ int bc_rootfs_verify(const struct bc_rootfs *r, struct bc_error *err)
 		if (access(proc_paths[i], F_OK) == 0)
 			want[nw++] = (typeof(want[0])){ proc_paths[i], true, true, false };
 	}
+	if (r->template_dir)
+		want[nw++] = (typeof(want[0])){ r->profile, false, false, false };
 	for (size_t i = 0; i < r->n_binds; i++) {
 		if (r->binds[i].kind == BC_LINK)
 			continue;

@@ -39,6 +39,13 @@ struct bc_rootfs {
 	char *profile;             /* profile path inside */
 	char *downloads;           /* downloads path inside, NULL if disabled */
 	bool profile_ephemeral;
+	/* --template: the ephemeral profile is an overlay whose read-only
+	 * lower layer is this host directory (fd pins it, as for binds) and
+	 * whose upper layer lives on a detached tmpfs of the sandbox's own,
+	 * discarded with it. Set by the caller after bc_rootfs_prepare;
+	 * template_fd is used only when template_dir is set. */
+	const char *template_dir;
+	int template_fd;
 };
 
 #define BC_SANDBOX_HOME "/home/sandbox"

@@ -1,2 +1,254 @@
 #!/bin/bash
-echo 1..0
+# lease.sh: profile leases (labels, concurrency, reservations, dead holders
+# and --recover), ephemeral/persistent release, attempts, assignments,
+# downloads evidence, templates, and the audit log, as root and as an
+# unprivileged user created here.
+set -u
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+
+need_root
+[ -x "$BC" ] || skip_all "launcher not built at $BC"
+make_scratch
+make_test_user
+
+mkdir -m 755 "$SCRATCH/chan"
+POL=$SCRATCH/p.ini
+RO_BIND="$top_builddir/tests/helpers,$SCRATCH/chan" write_policy "$POL"
+OTHER_POL=$SCRATCH/other.ini
+write_policy "$OTHER_POL" "policy.name = other"
+
+# wait_for CMD...: poll until CMD succeeds; bounded (60 s), never timed.
+wait_for() {
+	local i
+	for ((i = 0; i < 600; i++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
+# json_ok FILE: every line of FILE is a JSON object with ts, event, session.
+json_ok() {
+	python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    assert isinstance(r, dict) and r["ts"] and r["event"] and "session" in r, line
+    n += 1
+assert n > 0
+' "$1"
+}
+
+# events FILE SESSION: the event names of one session, space separated.
+events() {
+	python3 -c '
+import json, sys
+print(" ".join(r["event"] for r in map(json.loads, open(sys.argv[1])) if r["session"] == sys.argv[2]))
+' "$1" "$2"
+}
+
+# field FILE EVENT KEY [SESSION]: KEY of the last EVENT record (JSON text).
+field() {
+	python3 -c '
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == sys.argv[2]
+      and (len(sys.argv) < 5 or r["session"] == sys.argv[4])]
+print(json.dumps(rs[-1].get(sys.argv[3])) if rs else "")
+' "$@"
+}
+
+tree_sum() { (cd "$1" && find . -printf '%p %m %u %s\n' | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+
+for who in root "$TEST_USER"; do
+	if [ "$who" = root ]; then owner=65534 ogroup=65534; else owner=$TEST_UID ogroup=$TEST_GID; fi
+	R=$SCRATCH/root-$who
+	mkdir -m 755 "$R"; chown "$owner" "$R"; [ "$who" = root ] && chown root "$R"
+	AUD=$SCRATCH/audit-$who.jsonl
+	touch "$AUD"; chown "$owner" "$AUD"; [ "$who" = root ] && chown root "$AUD"
+	bc() { as "$who" "$BC" "$@"; }
+	run() { as "$who" "$BC" run --policy "$POL" --profile-root "$R" --audit "$AUD" "$@"; }
+
+	# Labels: [a-z0-9-]{1,40}; anything else refused before any file exists.
+	for lab in ../x A "$(printf 'a%.0s' {1..41})" a/b . templates ''; do
+		out=$(bc lease "$lab" --task t --profile-root "$R" 2>&1)
+		check "$who: lease label '$lab' refused with a clear message" grep -q "is not valid" <<<"$out"
+		out=$(run --profile "$lab" -- /bin/true 2>&1)
+		check "$who: run --profile '$lab' refused" grep -q "is not valid" <<<"$out"
+	done
+	check "$who: nothing was created outside the root" [ ! -e "$SCRATCH/x" ] && [ ! -e "$R/A" ]
+
+	# Ten processes lease one label at once: exactly one holder.
+	pids=()
+	for i in $(seq 1 10); do
+		bc lease race --task "task-$i" --profile-root "$R" >"$SCRATCH/race.$i" 2>&1 &
+		pids+=($!)
+	done
+	won=0
+	for i in $(seq 1 10); do wait "${pids[$((i - 1))]}" && won=$((won + 1)) && winner=task-$i; done
+	check "$who: 10 concurrent leases, exactly one holder ($won)" [ "$won" = 1 ]
+	out=$(bc list --profile-root "$R" 2>&1)
+	check "$who: list shows the label reserved by the winner" grep -q "^race .* reserved *$winner " <<<"$out"
+	check "$who: the same task leasing again is idempotent" bc lease race --task "$winner" --profile-root "$R"
+	out=$(bc lease race --task intruder --profile-root "$R" 2>&1)
+	check "$who: a second task cannot lease a held label" grep -q "is leased by task $winner" <<<"$out"
+	out=$(run --profile race --task intruder -- /bin/true 2>&1)
+	check "$who: run by another task refused" grep -q "is leased by task $winner" <<<"$out"
+	out=$(run --profile race -- /bin/true 2>&1)
+	check "$who: an anonymous run refused" grep -q "is leased by task $winner" <<<"$out"
+	check "$who: the reserving task runs" run --profile race --task "$winner" -- /bin/true
+	check "$who: the profile directory is owned by uid $owner, 0700" \
+		[ "$(stat -c %u:%a "$R/race")" = "$owner:700" ]
+	out=$(bc release race --task intruder --profile-root "$R" 2>&1)
+	check "$who: release by another task refused" grep -q "is leased by task $winner, not intruder" <<<"$out"
+	check "$who: release keeps a persistent profile" bc release race --profile-root "$R"
+	check "$who: ...directory still there" [ -d "$R/race" ]
+
+	# Ephemeral: release deletes it (and everything the sandbox left in it).
+	check "$who: lease --ephemeral" bc lease eph --task e1 --ephemeral --profile-root "$R"
+	run --profile eph --task e1 -- /bin/sh -c 'mkdir -p "$BROWSERCAGE_PROFILE/d/e" && echo x >"$BROWSERCAGE_PROFILE/d/e/f" && ln -s / "$BROWSERCAGE_PROFILE/root"' 2>/dev/null
+	check "$who: the ephemeral profile persists across runs of its task" [ -f "$R/eph/d/e/f" ]
+	check "$who: release deletes an ephemeral profile" bc release eph --profile-root "$R"
+	check "$who: ...directory gone, nothing followed out of it" [ ! -e "$R/eph" ] && [ -d /usr/bin ]
+
+	# Ten sandboxes on one label at once: one runs, nine are refused.
+	pids=()
+	for i in $(seq 1 10); do
+		run --profile busy -- /bin/sh -c 'i=0; while [ ! -e '"$SCRATCH/chan/go-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' \
+			>"$SCRATCH/busy.$i" 2>&1 &
+		pids+=($!)
+	done
+	done9() { [ "$(grep -l 'is leased by task' "$SCRATCH"/busy.* 2>/dev/null | wc -l)" = 9 ]; }
+	wait_for done9
+	touch "$SCRATCH/chan/go-$who"
+	won=0
+	for p in "${pids[@]}"; do wait "$p" && won=$((won + 1)); done
+	check "$who: 10 concurrent runs on one label: one ran ($won), nine refused" [ "$won" = 1 ] && done9
+	out=$(grep -h 'is leased by task' "$SCRATCH"/busy.* | head -1)
+	check "$who: ...the refusal names the holder's pid" grep -q ', pid [1-9][0-9]*$' <<<"$out"
+
+	# A killed holder: the lease is free (the lock died with it), but the
+	# profile is dirty until --recover.
+	(as_exec "$who" "$BC" run --policy "$POL" --profile-root "$R" --audit "$AUD" --profile dead --task td -- \
+		/bin/sh -c 'touch "$BROWSERCAGE_PROFILE/started"; sleep 300') >/dev/null 2>&1 &
+	holder=$!
+	wait_for [ -e "$R/dead/started" ]
+	out=$(bc list --profile-root "$R" 2>&1)
+	check "$who: list shows the live holder" grep -q "^dead .* running .*td *$holder$" <<<"$out"
+	kill -9 "$holder"; wait "$holder" 2>/dev/null
+	no_sleeper() { ! pgrep -u "$owner" -f 'sleep 300' >/dev/null; }
+	wait_for no_sleeper
+	out=$(run --profile dead --task td -- /bin/true 2>&1)
+	check "$who: after the holder was killed, the profile is refused as dirty" grep -q "did not close cleanly.*--recover" <<<"$out"
+	check "$who: ...not as leased (the lease is free)" ! grep -q "is leased" <<<"$out"
+	out=$(bc list --profile-root "$R" 2>&1)
+	check "$who: list shows it dirty" grep -q "^dead .* dirty " <<<"$out"
+	check "$who: --recover takes it (another task may: no reservation)" run --profile dead --task td2 --recover -- /bin/true
+	check "$who: ...audited as a recover" grep -q '"event":"lease",.*"action":"recover","label":"dead"' "$AUD"
+	check "$who: after a clean run it is clean again" run --profile dead -- /bin/true
+
+	# Attempts of one task are chained.
+	run --profile att --task chain -- /bin/true 2>/dev/null
+	run --profile att --task chain -- /bin/true 2>/dev/null
+	first=$(python3 -c '
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "attempt" and r["task"] == "chain"]
+print(rs[-1]["previous_attempt"] == rs[-2]["attempt"] and rs[-2]["previous_attempt"] is None and rs[-1]["attempt"] != rs[-2]["attempt"])
+' "$AUD")
+	check "$who: the second attempt of a task names the first" [ "$first" = True ]
+	check "$who: the attempt log is private and append-only JSON lines" \
+		[ "$(stat -c %a "$R/.attempts/chain")" = 600 ] && [ "$(wc -l <"$R/.attempts/chain")" = 2 ]
+
+	# Downloads: a symlink planted in Downloads is reported, never followed;
+	# a '../' name stays inside the profile.
+	run --profile dl --task d1 -- /bin/sh -c 'cd "$BROWSERCAGE_DOWNLOADS" && printf abc >report.txt &&
+		ln -s /etc/passwd passwd-link && ln -s / rootlink && echo x >"../escape" &&
+		! echo y >"$BROWSERCAGE_DOWNLOADS/../../../../../etc/escape"' 2>/dev/null
+	check "$who: a '../' download lands inside the profile" [ -f "$R/dl/escape" ] && [ ! -e /etc/escape ]
+	td=$(python3 -c '
+import json, sys
+r = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "teardown"][-1]
+print(json.dumps(r["downloads"], sort_keys=True))' "$AUD")
+	check "$who: teardown lists the file with size and sha256" \
+		grep -q '"name": "report.txt", "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "size": 3' <<<"$td"
+	check "$who: a symlink to /etc/passwd is reported, not followed or hashed" \
+		grep -q '"name": "passwd-link", "skipped": "symlink: not followed", "type": "symlink"' <<<"$td"
+	check "$who: ...nor is a symlink to / entered" \
+		[ "$(grep -o '"name"' <<<"$td" | wc -l)" = 3 ]
+
+	# Assignments.
+	sha=$(sha256sum "$POL" | cut -d' ' -f1)
+	mk_asg() { printf '%s\n' "$2" >"$SCRATCH/$1.json"; chmod 644 "$SCRATCH/$1.json"; }
+	mk_asg ok "{\"taskId\":\"asg-1\",\"profileId\":\"p1\",\"label\":\"asg\",\"policy\":{\"path\":\"$POL\",\"sha256\":\"$sha\"},\"state\":\"approved\",\"owner\":\"team\"}"
+	mk_asg retired "{\"taskId\":\"asg-1\",\"label\":\"asg\",\"policy\":\"$POL\",\"state\":\"retired\",\"owner\":\"team\"}"
+	mk_asg pending "{\"taskId\":\"asg-1\",\"label\":\"asg\",\"policy\":\"$POL\",\"state\":\"pending\"}"
+	mk_asg otherpath "{\"taskId\":\"asg-1\",\"label\":\"asg\",\"policy\":{\"path\":\"$OTHER_POL\"},\"state\":\"approved\"}"
+	mk_asg othersha "{\"taskId\":\"asg-1\",\"label\":\"asg\",\"policy\":{\"sha256\":\"$(sha256sum "$OTHER_POL" | cut -d' ' -f1)\"},\"state\":\"approved\"}"
+	mk_asg malformed "{\"taskId\":\"asg-1\",\"label\":\"asg\",\"policy\":\"$POL\",\"state\":\"approved\",}"
+	out=$(run --assignment "$SCRATCH/ok.json" -- /bin/sh -c 'echo "$BROWSERCAGE_PROFILE"' 2>&1)
+	check "$who: an approved assignment runs on its label" [ "$out" = "$R/asg" ]
+	check "$who: ...audited with its task and profile id" \
+		grep -q '"event":"attempt",.*"task":"asg-1","label":"asg","assignment":"'"$SCRATCH"'/ok.json","profile_id":"p1"' "$AUD"
+	for c in retired:"is retired" pending:"is not approved" otherpath:"compared by path" \
+		 othersha:"compared by sha256" malformed:"expected a string key" missing:"No such file"; do
+		name=${c%%:*} msg=${c#*:}
+		before=$(grep -c '"event":"start"' "$AUD")
+		out=$(run --assignment "$SCRATCH/$name.json" -- /bin/sh -c 'echo STARTED' 2>&1); rc=$?
+		check "$who: assignment '$name' refused: $msg" [ $rc = 125 ] && grep -q "$msg" <<<"$out" &&
+			grep -q "nothing started" <<<"$out"
+		check "$who: ...and nothing started" [ "$(grep -c '"event":"start"' "$AUD")" = "$before" ] &&
+			! grep -q STARTED <<<"$out"
+	done
+	out=$(run --assignment "$SCRATCH/ok.json" --task someone-else -- /bin/true 2>&1)
+	check "$who: --task disagreeing with the assignment is refused" grep -q "disagree" <<<"$out"
+
+	# Templates: a fork is an overlay; the template never changes and two
+	# forks never see each other's writes.
+	T=$R/templates/base
+	mkdir -p "$T/Default"; echo logged-in >"$T/Default/Cookies"; echo v1 >"$T/state"
+	chown -R "$owner:$ogroup" "$R/templates"; chmod 700 "$T"
+	sum0=$(tree_sum "$T")
+	out=$(run --template base -- /bin/sh -c 'P=$BROWSERCAGE_PROFILE; cat $P/Default/Cookies; echo changed >$P/state;
+		echo more >>$P/Default/Cookies; rm $P/state; mkdir $P/new; echo n >$P/new/f; cat $P/Default/Cookies' 2>&1)
+	check "$who: a fork sees the template's state and can write" [ "$out" = "logged-in
+logged-in
+more" ]
+	check "$who: the template is byte-identical after a sandbox wrote to its fork" [ "$(tree_sum "$T")" = "$sum0" ]
+	check "$who: teardown says the upper layer was discarded" \
+		grep -q '"event":"teardown",.*"profile_disposition":"template_upper_discarded"' "$AUD"
+	rm -f "$SCRATCH/chan/go2-$who"
+	run --template base -- /bin/sh -c 'P=$BROWSERCAGE_PROFILE; echo a >$P/a; echo written;
+		i=0; while [ ! -e '"$SCRATCH/chan/go2-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done;
+		test ! -e $P/b && test "$(cat $P/a)" = a && echo A-ok' >"$SCRATCH/forkA" 2>&1 &
+	fa=$!
+	wait_for grep -q written "$SCRATCH/forkA"
+	outb=$(run --template base -- /bin/sh -c 'P=$BROWSERCAGE_PROFILE; test ! -e $P/a && echo b >$P/b && echo B-ok' 2>&1)
+	touch "$SCRATCH/chan/go2-$who"; wait "$fa"
+	check "$who: two forks of one template do not see each other's writes" \
+		[ "$outb" = B-ok ] && grep -q A-ok "$SCRATCH/forkA"
+	check "$who: ...and the template is still unchanged" [ "$(tree_sum "$T")" = "$sum0" ]
+	out=$(run --template ../x -- /bin/true 2>&1)
+	check "$who: a template name with '..' is refused" grep -q "template name '../x' is not valid" <<<"$out"
+	mkdir -m 700 "$R/templates/badgroup"; chown "$owner:0" "$R/templates/badgroup"
+	out=$(run --template badgroup -- /bin/true 2>&1)
+	check "$who: a template whose group is not the sandbox's is refused" grep -q "chown -R $owner:$ogroup" <<<"$out"
+	out=$(run --template nosuch -- /bin/true 2>&1)
+	check "$who: a missing template is refused" grep -q "templates/nosuch" <<<"$out"
+
+	# The audit log: every line is JSON; one run's records join by session.
+	check "$who: every audit line parses as JSON" json_ok "$AUD"
+	run --profile joined --task j1 -- /bin/true 2>/dev/null
+	sid=$(python3 -c '
+import json, sys
+print([r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "start"][-1]["session"])' "$AUD")
+	ev=$(events "$AUD" "$sid")
+	joined() { [[ "$ev" == "lease attempt start "*" exit teardown lease" ]]; }
+	check "$who: one run's records join by session ($ev)" joined
+	att=$(field "$AUD" start attempt "$sid"); att2=$(field "$AUD" attempt attempt "$sid")
+	check "$who: start and attempt records carry the same attempt id" [ -n "$att" ] && [ "$att" = "$att2" ]
+done
+
+# The root's metadata is private: another user cannot read leases or attempts.
+check "metadata directories are 0700" [ "$(stat -c %a "$SCRATCH/root-root/.leases")" = 700 ]
+mkdir -m 777 "$SCRATCH/open"
+out=$("$BC" lease x --profile-root "$SCRATCH/open" 2>&1)
+check "a profile root writable by others is refused" grep -q "writable by group or others" <<<"$out"
+
+done_testing
