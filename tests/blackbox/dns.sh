@@ -28,6 +28,7 @@ unshare -U -n true 2>/dev/null || skip_all "cannot create user and network names
 nft -c -f - <<<'table inet bcprobe { }' 2>/dev/null || skip_all "nf_tables not available"
 
 make_scratch
+make_test_user
 I=bcdns-i-$$
 ip netns add $I || skip_all "cannot create named network namespaces"
 on_exit "ip netns del $I 2>/dev/null"
@@ -245,7 +246,6 @@ check "audit: rate_limited recorded" audit_has 'r["decision"] == "rate_limited" 
 kill -TERM $RUNPID; wait $RUNPID
 
 # ---- the unprivileged supervisor -----------------------------------------------
-make_test_user
 start_filter unpriv "$TEST_USER"
 check "unprivileged: filter runs as the caller's uid" \
 	grep -Eq "^Uid:\s+$TEST_UID\s+$TEST_UID\s+$TEST_UID\s+$TEST_UID$" /proc/$FPID/status
@@ -257,12 +257,73 @@ expect_q "unprivileged: refused.test is REFUSED" "REFUSED" refused.test
 kill -TERM $RUNPID; wait $RUNPID
 
 # ---- 2. the launcher -------------------------------------------------------------
-# TODO(uplink): `browsercage run` with a filtered policy resolving through
-# the filter, and Chromium loading a page from an allowed name and getting
-# an error page for a refused one, need netfilter/uplink.c (a filtered
-# policy cannot start without it). Not skipped silently: reported here.
-if grep -q "placeholder" "$top_srcdir/netfilter/uplink.c"; then
-	diag "TODO: launcher cases wait for the uplink (netfilter/uplink.c is a placeholder)"
-fi
+# H, a fake host running `browsercage run` (its supervisor, the uplink's
+# host side and the filter's upstream sockets live there), joined to I;
+# an HTTP server in I on 203.0.113.10 and 203.0.113.20, port 8080.
+H=bcdns-h-$$
+ip netns add $H
+on_exit "ip netns del $H 2>/dev/null"
+inH() { ip netns exec $H "$@"; }
+ip link add bcdh$$ netns $H type veth peer name bcdx$$ netns $I
+inH ip link set lo up
+inH ip link set bcdh$$ up
+inI ip link set bcdx$$ up
+inI ip addr add 198.51.100.1/24 dev bcdx$$
+inH ip addr add 198.51.100.2/24 dev bcdh$$
+inH ip route add default via 198.51.100.1
+mkdir -m 755 "$SCRATCH/site"
+echo '<!DOCTYPE html><html><body><p id="o">served-by-fake-internet</p></body></html>' >"$SCRATCH/site/index.html"
+chmod 644 "$SCRATCH/site/index.html"
+for a in 203.0.113.10 203.0.113.20; do
+	ip netns exec $I python3 -m http.server --bind $a --directory "$SCRATCH/site" 8080 \
+		>"$SCRATCH/http-$a.out" 2>&1 &
+	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
+done
+for _ in $(seq 1 100); do
+	inI "$APPLY" --connect 203.0.113.20 8080 >/dev/null && inI "$APPLY" --connect 203.0.113.10 8080 >/dev/null && break
+	sleep 0.1
+done
+
+mkdir -m 777 "$SCRATCH/logs"
+LPOL=$SCRATCH/launcher.ini
+write_policy "$LPOL" "network.allow_domains = ok.test, *.ok.test" "network.dns_upstream = 203.0.113.53" \
+	"network.allow_ports = 80, 8080"
+sed -i 's/^mode = none$/mode = filtered/' "$LPOL"
+printf '[audit]\nlog = %s\n' "$SCRATCH/logs/launcher.log" >>"$LPOL"
+bcrun() {  # bcrun WHO CMD...: the launcher in H
+	if [ "$1" = root ]; then shift; nsenter --net=/run/netns/$H "$BC" run --policy "$LPOL" -- "$@"
+	else
+		local who=$1; shift
+		nsenter --net=/run/netns/$H setpriv --reuid="$who" --regid="$who" --init-groups \
+			--reset-env -- env PATH=/usr/bin:/bin "$BC" run --policy "$LPOL" -- "$@"
+	fi
+}
+script='
+echo "resolve $(getent ahostsv4 www.ok.test | awk "NR == 1 { print \$1 }")"
+echo "connect $($0 --connect 203.0.113.10 8080)"
+getent ahostsv4 refused.test >/dev/null 2>&1 && echo "refusedname resolved" || echo "refusedname failed"
+echo "refusedstatus $(dig @127.0.0.1 +tries=1 +time=5 refused.test | sed -n "s/.*status: \([A-Z]*\),.*/\1/p")"
+echo "refusedip $($0 --connect 203.0.113.20 8080)"
+dig @203.0.113.53 +tries=1 +time=2 ok.test >/dev/null 2>&1 && echo "direct answered" || echo "direct failed"
+grep nameserver /etc/resolv.conf | sed "s/^/resolvconf /"'
+for who in root "$TEST_USER"; do
+	OUT=$(bcrun "$who" /bin/sh -c "$script" "$APPLY" 2>"$SCRATCH/bc-$who.err")
+	got() { sed -n "s/^$1 //p" <<<"$OUT"; }
+	check "$who: browsercage run with a filtered policy ran" grep -q "^resolve" <<<"$OUT"
+	[ -n "$OUT" ] || diag "$(cat "$SCRATCH/bc-$who.err")"
+	check "$who: resolv.conf names the filter" test "$(got resolvconf)" = "nameserver 127.0.0.1"
+	check "$who: www.ok.test resolves through the filter ($(got resolve))" test "$(got resolve)" = 203.0.113.10
+	check "$who: and connects ($(got connect))" test "$(got connect)" = connected
+	check "$who: refused.test does not resolve" test "$(got refusedname)" = failed
+	check "$who: the filter answers REFUSED" test "$(got refusedstatus)" = REFUSED
+	check "$who: refused.test's address does not connect ($(got refusedip))" test "$(got refusedip)" = refused
+	check "$who: a direct query to the upstream fails" test "$(got direct)" = failed
+	AUDIT=$SCRATCH/logs/launcher.log
+	check "$who: the launcher's audit log has the filter's records" \
+		audit_has 'r["name"] == "www.ok.test" and r["decision"] == "allowed" and r["addrs"] == ["203.0.113.10"]'
+	check "$who: ... and the refusal" audit_has 'r["name"] == "refused.test" and r["decision"] == "refused"'
+	rm -f "$AUDIT"
+done
+check "the upstream never saw refused.test" ! upstream_saw refused.test
 
 done_testing
