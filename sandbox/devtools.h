@@ -21,20 +21,26 @@
 struct bc_devtools {
 	int stderr_rd;        /* supervisor's end of the command's stderr pipe */
 	int stderr_wr;        /* the worker's fd 2 */
+	int userns_fd;        /* the sandbox's user and network namespaces */
+	int netns_fd;
 	pid_t pid;            /* the forwarder, 0 until started */
 };
 
-#define BC_DEVTOOLS_INIT { .stderr_rd = -1, .stderr_wr = -1, .pid = 0 }
+#define BC_DEVTOOLS_INIT { .stderr_rd = -1, .stderr_wr = -1, .userns_fd = -1, .netns_fd = -1, .pid = 0 }
 
 /* Before clone: the stderr pipe (both ends O_CLOEXEC). */
 int bc_devtools_prepare(struct bc_devtools *d, struct bc_error *err);
 
+/* Right after clone, while the sandbox's pid 1 is still dumpable (later
+ * an unprivileged supervisor could no longer open its namespaces): keep
+ * the user and network namespaces of sandbox_pid. */
+int bc_devtools_attach(struct bc_devtools *d, pid_t sandbox_pid, struct bc_error *err);
+
 /* After the command is ready: fork the forwarder. It relays stderr to
- * out_fd and DevTools connections into the netns of sandbox_pid, writes a
+ * out_fd and DevTools connections into the sandbox's netns, writes a
  * "devtools" audit record when it opens the host port, and runs until
  * bc_devtools_stop. */
-int bc_devtools_start(struct bc_devtools *d, pid_t sandbox_pid, int out_fd, struct bc_audit *a,
-		      struct bc_error *err);
+int bc_devtools_start(struct bc_devtools *d, int out_fd, struct bc_audit *a, struct bc_error *err);
 
 /* Teardown: stop the forwarder after it passed on what is left of stderr
  * (or pass it on here if it never started); close both pipe ends.

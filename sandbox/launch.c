@@ -669,8 +669,7 @@ static int supervise_once(struct supervisor *s)
 			bc_audit_write(s->l->audit, "ready", &j);
 			bc_json_free(&j);
 			if (s->l->devtools_forward &&
-			    bc_devtools_start(&s->devtools, s->child, STDERR_FILENO, s->l->audit,
-					      &s->child_err) < 0)
+			    bc_devtools_start(&s->devtools, STDERR_FILENO, s->l->audit, &s->child_err) < 0)
 				sandbox_kill(s);
 		} else if (r == 1 && m.type == BC_MSG_ERROR)
 			bc_error_set(&s->child_err, m.code, "%s", m.text);
@@ -932,6 +931,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		close(s.devtools.stderr_wr);
 		s.devtools.stderr_wr = -1;
 	}
+	if (l->devtools_forward && (ret = bc_devtools_attach(&s.devtools, pid, err)) < 0)
+		goto kill;
 
 	if ((ret = write_id_maps(l, pid, err)) < 0)
 		goto kill;

@@ -26,7 +26,7 @@ const steps = {
 		const page = await browser.newPage();
 		await page.goto(url);
 		const title = await page.title();
-		const body = await page.textContent('body');
+		const body = await page.textContent('#o');
 		await page.screenshot({ path: shot });
 		await page.goto('chrome://sandbox');
 		// The sandbox page fills itself in after load.
@@ -39,9 +39,10 @@ const steps = {
 
 	// Puppeteer's default transport: --remote-debugging-port=0, the port
 	// read from Chromium's stderr.
-	async 'pp-basic'(url) {
+	async 'pp-basic'(url, port) {
 		const puppeteer = load('puppeteer-core');
-		const browser = await puppeteer.launch({ executablePath: wrapper, headless: true });
+		const browser = await puppeteer.launch({ executablePath: wrapper, headless: true,
+			args: port ? [`--remote-debugging-port=${port}`] : [] });
 		const wsEndpoint = browser.wsEndpoint();
 		const page = await browser.newPage();
 		await page.goto(url);
@@ -85,8 +86,13 @@ const steps = {
 		const [download] = await Promise.all([page.waitForEvent('download'), page.click('#dl')]);
 		const file = await download.path();
 		const failure = await download.failure();
+		// Playwright deletes its own copy (named by a GUID) when the
+		// context closes; keep one under the name the site gave.
+		const kept = path.join(dir, 'Downloads', download.suggestedFilename());
+		await download.saveAs(kept);
+		const sha256 = require('crypto').createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 		await ctx.close();
-		out({ name: download.suggestedFilename(), file, failure });
+		out({ name: download.suggestedFilename(), file, kept, sha256, failure });
 	},
 
 	// A page on a site the policy does not allow.
