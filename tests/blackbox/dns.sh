@@ -290,7 +290,7 @@ write_policy "$LPOL" "network.allow_domains = ok.test, *.ok.test" "network.dns_u
 	"network.allow_ports = 80, 8080"
 sed -i 's/^mode = none$/mode = filtered/' "$LPOL"
 printf '[audit]\nlog = %s\n' "$SCRATCH/logs/launcher.log" >>"$LPOL"
-bcrun() {  # bcrun WHO CMD...: the launcher in H
+bcrun() {  # bcrun WHO CMD...: the launcher in H (exported for timeout)
 	if [ "$1" = root ]; then shift; nsenter --net=/run/netns/$H "$BC" run --policy "$LPOL" -- "$@"
 	else
 		local who=$1; shift
@@ -298,6 +298,8 @@ bcrun() {  # bcrun WHO CMD...: the launcher in H
 			--reset-env -- env PATH=/usr/bin:/bin "$BC" run --policy "$LPOL" -- "$@"
 	fi
 }
+export -f bcrun
+export H BC LPOL
 script='
 echo "resolve $(getent ahostsv4 www.ok.test | awk "NR == 1 { print \$1 }")"
 echo "connect $($0 --connect 203.0.113.10 8080)"
@@ -325,5 +327,31 @@ for who in root "$TEST_USER"; do
 	rm -f "$AUDIT"
 done
 check "the upstream never saw refused.test" ! upstream_saw refused.test
+
+# Chromium inside the sandbox: a page from an allowed name loads, a
+# refused name fails to load (name not resolved).
+CHROMIUM=/usr/lib/chromium/chromium
+FLAGS=(--headless --disable-gpu --no-first-run --disable-background-networking
+	--disable-component-update --disable-sync)
+if [ -x "$CHROMIUM" ]; then
+	for who in root "$TEST_USER"; do
+		rm -f "$SCRATCH/logs/launcher.log"
+		out=$(timeout 120 bash -c 'bcrun "$@"' _ "$who" "$CHROMIUM" "${FLAGS[@]}" \
+			--dump-dom http://www.ok.test:8080/ 2>"$SCRATCH/chr-$who.err")
+		check "$who: Chromium loads a page from an allowed name" grep -q '>served-by-fake-internet<' <<<"$out"
+		grep -q served <<<"$out" || diag "$(tail -5 "$SCRATCH/chr-$who.err")"
+		rm -f "$SCRATCH/logs/launcher.log"
+		out=$(timeout 120 bash -c 'bcrun "$@"' _ "$who" "$CHROMIUM" "${FLAGS[@]}" \
+			--dump-dom http://refused.test:8080/ 2>"$SCRATCH/chr2-$who.err")
+		# headless --dump-dom prints no error page; Chromium reports the
+		# failed load on stderr instead
+		check "$who: Chromium fails to load a refused name (ERR_NAME_NOT_RESOLVED, nothing served)" \
+			bash -c '! grep -q served-by-fake-internet <<<"$1" &&
+				grep -q "Page load failed: net::ERR_NAME_NOT_RESOLVED" "$2"' _ "$out" "$SCRATCH/chr2-$who.err"
+	done
+	check "the upstream never saw refused.test (Chromium)" ! upstream_saw refused.test
+else
+	fail "Chromium cases: $CHROMIUM not installed (Debian package chromium)"
+fi
 
 done_testing
