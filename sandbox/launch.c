@@ -66,6 +66,8 @@ enum bc_msg_type {
 	BC_MSG_READY,       /* worker -> supervisor: hardened, about to execve;
 			     * code = the Landlock ABI in force */
 	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
+	BC_MSG_JOINED,      /* init -> supervisor: moved itself into its v1 cgroups
+			     * (cgroup_join_self); code = hierarchies joined */
 };
 
 #define BC_MSG_MAX_FDS 4
@@ -145,7 +147,7 @@ static int msg_recv(int fd, struct bc_msg *m, int *fds, size_t *nfds)
 				close(f);
 		}
 	}
-	bool bad = n != (ssize_t)sizeof *m || m->type < BC_MSG_GO || m->type > BC_MSG_ERROR ||
+	bool bad = n != (ssize_t)sizeof *m || m->type < BC_MSG_GO || m->type > BC_MSG_JOINED ||
 		   (msg.msg_flags & MSG_CTRUNC) || (got && (m->type != BC_MSG_NET || !fds));
 	if (bad || n == 0) {
 		for (size_t i = 0; i < got; i++)
@@ -561,6 +563,89 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 
 /* ---- supervisor ---------------------------------------------------------- */
 
+/* Fast cgroup v1 placement. Moving another process (its pid written to
+ * cgroup.procs) takes the kernel's global threadgroup lock for writing,
+ * which waits for an RCU grace period: 10-15 ms per launch on the
+ * benchmark machine, most of the launch time (BENCHMARKS.md). A
+ * single-threaded process moving itself ("0" written to a v1 `tasks` file)
+ * skips that lock. So the supervisor opens each `tasks` file before clone
+ * (the kernel checks the write against the opener's credentials), pid 1
+ * moves itself first thing and says BC_MSG_JOINED, and the supervisor
+ * reads every hierarchy's cgroup.procs to check that it is there; on any
+ * doubt it moves it the slow way, bc_cgroup_attach. Freezer first, as in
+ * bc_cgroup_attach, so a kill can always freeze what joined. */
+static const enum bc_cg_hier cgroup_join_order[] = { BC_CG_FREEZER, BC_CG_MEMORY, BC_CG_PIDS,
+						     BC_CG_CPU, BC_CG_CPUACCT };
+
+static void cgroup_join_open(struct bc_cgroup *cg, int *fds)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++) {
+		struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
+		fds[i] = cg->version == 1 && d->path ? openat(d->fd, "tasks", O_WRONLY | O_CLOEXEC) : -1;
+	}
+}
+
+static void cgroup_join_close(int *fds)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+/* In pid 1, before anything else: join, close the fds, tell the supervisor. */
+static void cgroup_join_self(int *fds, int sync_fd)
+{
+	int joined = 0, opened = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++)
+		if (fds[i] >= 0) {
+			opened++;
+			joined += write(fds[i], "0", 1) == 1;
+		}
+	cgroup_join_close(fds);
+	if (opened)
+		msg_send(sync_fd, BC_MSG_JOINED, joined, NULL);
+}
+
+static bool cgroup_has_pid(int dir_fd, pid_t pid)
+{
+	_cleanup_close_ int fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	char buf[256];
+	ssize_t n;
+	if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *line = buf; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (atoi(line) == (int)pid)
+			return true;
+	return false;
+}
+
+/* Supervisor: place pid in every sandbox cgroup. joining: the tasks fds
+ * were opened, so a BC_MSG_JOINED (or an error) comes first. */
+static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, bool joining,
+			struct bc_error *err)
+{
+	if (joining) {
+		struct bc_msg m = {0};
+		int r = msg_recv(sync_fd, &m, NULL, NULL);
+		if (r == 1 && m.type == BC_MSG_ERROR)
+			return bc_error_set(err, m.code, "%s", m.text);
+		if (r != 1 || m.type != BC_MSG_JOINED)
+			return bc_error_set(err, EPROTO, "the sandbox ended before it started");
+		bool all = true;
+		for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++) {
+			struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
+			if (d->path && !cgroup_has_pid(d->fd, pid))
+				all = false;
+		}
+		if (all)
+			return 0;
+	}
+	return bc_cgroup_attach(cg, pid, err);
+}
+
 static int write_map(pid_t pid, const char *file, const char *text, struct bc_error *err)
 {
 	char path[64];
@@ -892,9 +977,16 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	/* Step 2: the sandbox's pid 1, in every new namespace but the cgroup
 	 * one, which it enters itself once it sits in its own cgroup. */
 	fflush(NULL);
+	int join_fds[ARRAY_SIZE(cgroup_join_order)];
+	cgroup_join_open(&s.cg, join_fds);
+	bool joining = false;
+	for (size_t i = 0; i < ARRAY_SIZE(join_fds); i++)
+		joining |= join_fds[i] >= 0;
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
 				   CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
 				   NULL, NULL, NULL, 0);
+	if (pid != 0)
+		cgroup_join_close(join_fds);
 	if (pid < 0) {
 		int e = errno;
 		ret = bc_error_errno(err, e, "create the sandbox namespaces%s",
@@ -920,6 +1012,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		close(s.timer_fd);
 		if (s.devtools.stderr_rd >= 0)
 			close(s.devtools.stderr_rd);
+		cgroup_join_self(join_fds, sv[1]);
 		init_main(l, &rfs, sv[1]);
 	}
 	s.child = pid;
@@ -936,7 +1029,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 
 	if ((ret = write_id_maps(l, pid, err)) < 0)
 		goto kill;
-	if (s.cg.version && (ret = bc_cgroup_attach(&s.cg, pid, err)) < 0)
+	if (s.cg.version && (ret = cgroup_place(&s.cg, pid, s.sync_fd, joining, err)) < 0)
 		goto kill;
 	if (msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
 		ret = bc_error_set(err, EPIPE, "the sandbox ended before it started");
