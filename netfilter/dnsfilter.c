@@ -482,7 +482,9 @@ static void udp_read(struct filter *f)
 				     (struct sockaddr *)&c.peer, &c.peerlen);
 		if (n < 0)
 			return;
-		query(f, &c, buf, (size_t)n > sizeof buf ? sizeof buf + 1 : (size_t)n);
+		if ((size_t)n > sizeof buf)
+			continue;    /* no query is that long; MSG_TRUNC told us */
+		query(f, &c, buf, (size_t)n);
 	}
 }
 
@@ -778,6 +780,10 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 		return bc_error_errno(err, -r, "DNS filter: close inherited descriptors");
 	if ((r = drop_privilege(f, err)) < 0)
 		return r;
+	/* the id change cleared the parent-death signal (root mode: uid 0 ->
+	 * host_uid); arm it again, or a killed supervisor leaves us behind */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		return bc_error_set(err, ESRCH, "DNS filter: the supervisor is gone");
 	f->pend = calloc(MAX_PENDING, sizeof *f->pend);
 	f->scratch = calloc(1, sizeof *f->scratch);
 	if (!f->pend || !f->scratch)

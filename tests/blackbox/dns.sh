@@ -245,6 +245,18 @@ check "rate limit: 5 answered, then REFUSED ($statuses)" test "$statuses" = " 5 
 check "audit: rate_limited recorded" audit_has 'r["decision"] == "rate_limited" and r["name"] == "ok.test"'
 kill -TERM $RUNPID; wait $RUNPID
 
+# ---- an upstream that refuses (ICMP port unreachable) -------------------------------
+cp "$POL" "$SCRATCH/filtered.good"
+sed -i 's/^dns_upstream = .*/dns_upstream = 203.0.113.10/' "$POL"
+start_filter deadupstream root
+expect_q "an upstream with no DNS server gives SERVFAIL" "SERVFAIL" ok.test
+check "audit: upstream_failed with the reason" \
+	audit_has 'r["name"] == "ok.test" and r["decision"] == "upstream_failed" and r["reason"] == "Connection refused"'
+check "the filter survives it" kill -0 $FPID
+expect_q "and still refuses what is not allowed" "REFUSED" refused.test
+kill -TERM $RUNPID; wait $RUNPID
+cp "$SCRATCH/filtered.good" "$POL"
+
 # ---- the unprivileged supervisor -----------------------------------------------
 start_filter unpriv "$TEST_USER"
 check "unprivileged: filter runs as the caller's uid" \
