@@ -32,11 +32,25 @@ for who in root "$TEST_USER"; do
 	check "$who: a hard link from the profile to a file outside it cannot be made" \
 		run --profile-dir "$prof" -- /bin/sh -c "! ln /etc/hostname '$prof/hl' && ! ln '$PROBE' '$prof/hl2'"
 
+	# The supervisor hashes the downloads at teardown, on the host: a
+	# symlink left there must be listed, never followed.
+	aud=$SCRATCH/audit-$who.jsonl; touch "$aud"; chown "$who" "$aud"
+	secret=$SCRATCH/hostsecret-$who; echo "secret $who" >"$secret"; chmod 644 "$secret"
+	run --profile-dir "$prof" --audit "$aud" -- /bin/sh -c "ln -s '$secret' \"\$BROWSERCAGE_DOWNLOADS/leak\"" 2>/dev/null
+	sum=$(sha256sum <"$secret" | cut -d' ' -f1)
+	check "$who: teardown lists a symlink in Downloads without following it" \
+		grep -q '"name":"leak","type":"symlink"' "$aud"
+	check "$who: ...the host file's hash is nowhere in the audit log" ! grep -q "$sum" "$aud"
+
 	# Downloads replaced by a symlink to another host directory the
-	# sandbox user owns: the next launch must not write through it.
+	# sandbox user owns: teardown must not list it, the next launch must
+	# not write through it.
 	victim=$SCRATCH/victim-$who; mkdir -m 700 "$victim"; chown "$owner:$owner" "$victim"
-	run --profile-dir "$prof" -- /bin/sh -c "rm -rf '$prof/Downloads' && ln -s '$victim' '$prof/Downloads'" 2>/dev/null
+	echo x >"$victim/victim-file"
+	run --profile-dir "$prof" --audit "$aud" -- /bin/sh -c "rm -rf '$prof/Downloads' && ln -s '$victim' '$prof/Downloads'" 2>/dev/null
 	check "$who: (the sandbox replaced Downloads with a symlink to $victim)" [ -L "$prof/Downloads" ]
+	check "$who: teardown does not list the directory the Downloads symlink points to" \
+		! grep -q victim-file "$aud"
 	run --profile-dir "$prof" -- /bin/sh -c 'echo x >"$BROWSERCAGE_DOWNLOADS/x"' >/dev/null 2>&1
 	check "$who: the next launch does not write through the Downloads symlink" [ ! -e "$victim/x" ]
 	rm -f "$prof/Downloads"

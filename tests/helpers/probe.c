@@ -872,6 +872,96 @@ static int cmd_connect(const char *addr, const char *port, const char *proto)
 	return 1;
 }
 
+static int cmd_gateway(void)
+{
+	FILE *f = fopen("/proc/net/route", "re");
+	char line[256];
+	for (int i = 0; f && i < 256 && fgets(line, sizeof line, f); i++) {
+		char ifn[32];
+		unsigned dst, gw;
+		if (sscanf(line, "%31s %x %x", ifn, &dst, &gw) == 3 && dst == 0 && gw != 0) {
+			struct in_addr a = { .s_addr = gw };
+			printf("%s\n", inet_ntoa(a));
+			fclose(f);
+			return 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return 1;
+}
+
+/* Decode the question name at q (uncompressed) into out; returns the
+ * offset after it, or -1. */
+static int dns_qname(const unsigned char *m, int len, int off, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (int hops = 0; hops < 64 && off < len; hops++) {
+		int n = m[off++];
+		if (n == 0) {
+			out[o ? o - 1 : 0] = '\0';
+			return off;
+		}
+		if (n > 63 || off + n > len || o + (size_t)n + 2 > cap)
+			return -1;
+		memcpy(out + o, m + off, (size_t)n);
+		o += (size_t)n;
+		out[o++] = '.';
+		off += n;
+	}
+	return -1;
+}
+
+static int cmd_dns_serve(const char *addr)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(53) };
+	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+		return usage();
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof sin) < 0) {
+		printf("dns-serve bind errno=%s\n", errname(errno));
+		return 1;
+	}
+	printf("ready\n");
+	for (;;) {
+		unsigned char m[1500];
+		char name[256];
+		struct sockaddr_in from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(fd, m, 512, 0, (struct sockaddr *)&from, &fl);
+		if (n < 0)
+			continue;
+		int off = n >= 12 ? dns_qname(m, (int)n, 12, name, sizeof name) : -1;
+		if (off < 0 || off + 4 > n) {
+			printf("datagram of %zd bytes (not a query)\n", n);
+			continue;
+		}
+		int qtype = m[off] << 8 | m[off + 1];
+		printf("query %s type %d\n", name, qtype);
+		off += 4;
+		m[2] = 0x81;                       /* QR, RD */
+		m[3] = 0x80;                       /* RA, NOERROR */
+		m[6] = m[7] = m[8] = m[9] = m[10] = m[11] = 0;
+		if (qtype == 1) {
+			const char *a = "198.51.100.1";
+			char dotted[258];
+			snprintf(dotted, sizeof dotted, ".%s.", name);
+			if (strstr(dotted, ".rebind."))
+				a = "10.0.0.1";
+			else if (strstr(dotted, ".meta."))
+				a = "169.254.169.254";
+			else if (strstr(dotted, ".loop."))
+				a = "127.0.0.1";
+			unsigned char rr[16] = { 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4 };
+			inet_pton(AF_INET, a, rr + 12);
+			memcpy(m + off, rr, sizeof rr);
+			off += sizeof rr;
+			m[7] = 1;
+		}
+		sendto(fd, m, (size_t)off, 0, (struct sockaddr *)&from, fl);
+	}
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: probe syscalls | try NAME | allowed | tiocsti | tiocsti-high | tioclinux\n"
@@ -931,6 +1021,8 @@ int main(int argc, char **argv)
 			return cmd_cwd();
 		if (!strcmp(cmd, "cgroup"))
 			return cmd_cgroup();
+		if (!strcmp(cmd, "gateway"))
+			return cmd_gateway();
 		if (!strcmp(cmd, "cgroupfs"))
 			return cmd_cgroupfs();
 		if (!strcmp(cmd, "env")) {
@@ -965,6 +1057,8 @@ int main(int argc, char **argv)
 			return cmd_unix_connect(arg, false);
 		if (!strcmp(cmd, "listen"))
 			return cmd_listen(arg);
+		if (!strcmp(cmd, "dns-serve"))
+			return cmd_dns_serve(arg);
 		if (!strcmp(cmd, "exit") && parse_int(arg, 0, 255, &n) == 0)
 			return (int)n;
 		if (!strcmp(cmd, "kill-self")) {
