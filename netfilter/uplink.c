@@ -912,7 +912,7 @@ static void pasta_reap(struct bc_uplink_state *u)
 static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct bc_error *err)
 {
 	const char *path = NULL;
-	char pidbuf[16];
+	char pidbuf[64];
 	int pfd[2];
 
 	for (size_t i = 0; i < ARRAY_SIZE(pasta_paths) && !path; i++)
@@ -921,7 +921,17 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct 
 	if (!path)
 		return bc_error_set(err, ENOENT, "uplink pasta: pasta is not installed (Debian: apt-get "
 				    "install passt); or run as root for a veth uplink");
-	snprintf(pidbuf, sizeof pidbuf, "%d", (int)pid);
+	/* The namespaces go to pasta as inherited fds 3 and 4 (paths
+	 * /proc/self/fd/N): pasta may not be allowed to open them through
+	 * /proc/PID once it dropped its privileges (root mode: the sandbox
+	 * runs as another uid), and an fd cannot name a recycled pid. */
+	_cleanup_close_ int userfd = -1, netfd = -1;
+	snprintf(pidbuf, sizeof pidbuf, "/proc/%d/ns/user", (int)pid);
+	userfd = open(pidbuf, O_RDONLY | O_CLOEXEC);
+	snprintf(pidbuf, sizeof pidbuf, "/proc/%d/ns/net", (int)pid);
+	netfd = open(pidbuf, O_RDONLY | O_CLOEXEC);
+	if (userfd < 0 || netfd < 0)
+		return bc_error_errno(err, errno, "open the namespaces of pid %d", (int)pid);
 	/* -t/-u none: no port of the host forwarded in; -T/-U none: no port
 	 * of the host's loopback reachable from the sandbox's loopback;
 	 * --no-map-gw: the gateway address is not the host's loopback. As
@@ -930,7 +940,8 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct 
 	 * in the host's namespaces once it joined, and isolates itself). */
 	char *argv[] = { "pasta", "--config-net", "--quiet", "--foreground",
 			 "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--no-map-gw",
-			 root ? "--runas" : pidbuf, root ? "0:0" : NULL, root ? pidbuf : NULL, NULL };
+			 "--no-netns-quit", "--userns", "/proc/self/fd/3", "--netns", "/proc/self/fd/4",
+			 root ? "--runas" : NULL, "0:0", NULL };
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -954,7 +965,12 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct 
 		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(pfd[1], 2) < 0)
 			_exit(127);
-		syscall(SYS_close_range, 3, ~0U, 0);
+		/* fds 3 and 4 may be taken by nul or the pipe: move the
+		 * namespaces above them first */
+		int u2 = fcntl(userfd, F_DUPFD_CLOEXEC, 10), n2 = fcntl(netfd, F_DUPFD_CLOEXEC, 10);
+		if (u2 < 0 || n2 < 0 || dup2(u2, 3) < 0 || dup2(n2, 4) < 0)
+			_exit(127);
+		syscall(SYS_close_range, 5, ~0U, 0);
 		execve(path, argv, envp);
 		_exit(127);
 	}
