@@ -111,6 +111,7 @@ static const struct key keys[] = {
 	{ "network", "allow_quic", K_BOOL, F(allow_quic) },
 	{ "network", "dns_upstream", K_CIDRS, F(dns_upstream), N(n_dns_upstream), .flags = CIDR_HOST },
 	{ "network", "dns_min_ttl", K_DURATION, F(dns_min_ttl), .max = 86400 },
+	{ "network", "dns_allow_https", K_BOOL, F(dns_allow_https) },
 	{ "network", "veth_pool", K_CIDRS, F(veth_pool), N(n_veth_pool) },
 
 	{ "limits", "memory", K_SIZE, F(memory), .min = 16 * MIB, .max = 16 * TIB, .zero_ok = true },
