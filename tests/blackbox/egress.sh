@@ -217,6 +217,7 @@ SECOND="i=0; while [ \$i -lt 300 ] && [ \"\$($APPLY --connect 198.51.100.10 8080
 	$(pr meta connect 169.254.169.254 80) $(pr rfc1918 connect 10.1.2.3 80)
 	$(pr host-addr connect 203.0.113.2 $HPORT) $(pr ok connect 198.51.100.10 80)
 	$(pr port connect 198.51.100.10 8080)"
+rm -f "$SCRATCH/logs/basic.log"   # before the job starts: no old start record is read below
 bcrun root "$SCRATCH/basic.ini" "$SECOND" >"$SCRATCH/second.out" 2>&1 &
 bgpid=$!
 spid=
