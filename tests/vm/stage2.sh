@@ -1,0 +1,38 @@
+#!/bin/bash
+# tests/vm/stage2.sh: stage 2 of the cgroup v2 VM, pid 1 in the host's own
+# root (read-only over 9p, tmpfs on /tmp, /run, /root). Mounts a
+# cgroup2-only hierarchy, enables memory, pids and cpu below the root, runs
+# each test script as root and prints its TAP between markers on the
+# serial console, then powers the VM off.
+#   BCVM-INFO ...             facts about the VM
+#   BCVM-BEGIN NAME           a script starts; its output follows
+#   BCVM-END NAME STATUS      it ended with STATUS
+#   BCVM-EXIT STATUS          all done (0: every script passed)
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+. /run/bcvm/job.env
+off() { sync; echo b >/proc/sysrq-trigger; sleep 60; }
+echo 1 >/proc/sys/kernel/printk 2>/dev/null
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm 2>/dev/null || { mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 tmpfs /dev/shm; }
+mkdir -p /dev/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin; ln -sfn /proc/self/fd/1 /dev/stdout; ln -sfn /proc/self/fd/2 /dev/stderr
+mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup || { echo "BCVM-EXIT 98 cannot mount cgroup2"; off; }
+echo "+memory +pids +cpu" >/sys/fs/cgroup/cgroup.subtree_control
+echo "BCVM-INFO kernel $(uname -r)"
+echo "BCVM-INFO controllers $(cat /sys/fs/cgroup/cgroup.controllers)"
+echo "BCVM-INFO subtree_control $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+echo "BCVM-INFO v1 hierarchies $(awk '$3 == "cgroup"' /proc/mounts | wc -l)"
+mkdir /sys/fs/cgroup/bcvm-probe
+echo "BCVM-INFO cgroup.kill $([ -e /sys/fs/cgroup/bcvm-probe/cgroup.kill ] && echo yes || echo no)"
+rmdir /sys/fs/cgroup/bcvm-probe
+status=0
+for t in $BCVM_TESTS; do
+	echo "BCVM-BEGIN $t $(date +%s)"
+	( cd /tmp && export CI LIMITS_ONLY_ROOT=1 LIMITS_NO_CHROMIUM=1 top_srcdir="$BCVM_SRCDIR" top_builddir="$BCVM_BUILDDIR" &&
+		timeout "$BCVM_SCRIPT_TIMEOUT" bash "$BCVM_SRCDIR/$t" ) </dev/null 2>&1
+	rc=$?
+	echo "BCVM-END $t $rc $(date +%s)"
+	[ $rc = 0 ] || status=1
+done
+echo "BCVM-EXIT $status"
+off
