@@ -348,7 +348,8 @@ out:
 				  : label ? bc_lease_disposition(&lease) : "persistent_kept",
 				  l.profile_dir, l.profile_dir && p.downloads ? dl : NULL);
 	}
-	bc_lease_release(&lease, l.clean, &audit);
+	/* Nothing ran unless the launch began: the profile is still clean. */
+	bc_lease_release(&lease, !launched || l.clean, &audit);
 	if (l.template_dir && l.template_fd >= 0)
 		close(l.template_fd);
 	bc_audit_close(&audit);
