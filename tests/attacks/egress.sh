@@ -60,7 +60,10 @@ check "(the test internet answers from H)" inH "$SERVE" --connect 169.254.169.25
 POL=$SCRATCH/filtered.ini
 write_policy "$POL" "network.allow_domains = allowed.test, *.allowed.test" \
 	"network.allow_cidrs = 0.0.0.0/0, ::/0" "network.allow_ports = 80, 443, 853, 8080" \
-	"network.dns_upstream = 198.51.100.1"
+	"network.dns_upstream = 198.51.100.1" "network.veth_pool = 10.250.0.0/24"
+# (A pool of its own: the slot locks under /run/browsercage/uplink are
+# shared with launchers in the real host netns, whose gc must not mistake
+# a slot held here for one of theirs.)
 sed -i 's/^mode = none$/mode = filtered/' "$POL"
 
 for who in root "$TEST_USER"; do
