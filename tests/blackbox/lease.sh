@@ -144,6 +144,13 @@ for who in root "$TEST_USER"; do
 	check "$who: ...audited as a recover" grep -q '"event":"lease",.*"action":"recover","label":"dead"' "$AUD"
 	check "$who: after a clean run it is clean again" run --profile dead -- /bin/true
 
+	# A run refused before the launch began does not mark the profile dirty.
+	chown 0:0 "$R/dead"
+	out=$(run --profile dead -- /bin/true 2>&1)
+	check "$who: a profile directory with the wrong owner is refused" grep -q "is owned by uid 0" <<<"$out"
+	chown "$owner:$ogroup" "$R/dead"
+	check "$who: ...and it is not dirty afterwards" run --profile dead -- /bin/true
+
 	# Attempts of one task are chained.
 	run --profile att --task chain -- /bin/true 2>/dev/null
 	run --profile att --task chain -- /bin/true 2>/dev/null
