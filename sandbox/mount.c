@@ -537,8 +537,15 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 			ret = bc_error_errno(err, errno, "mkdir /%s", dirs[i]);
 			goto out;
 		}
-	if ((ret = make_link("/tmp", "var/tmp")) < 0) {
-		ret = bc_error_errno(err, -ret, "symlink /var/tmp");
+	/* /var/tmp is the sandbox's /tmp, unless something is mounted below
+	 * the host's /var/tmp (a profile such as /var/tmp/p1 keeps its path):
+	 * then it is a directory on the read-only root holding that mount. */
+	bool var_tmp_used = false;
+	for (size_t i = 0; i < r->n_binds; i++)
+		var_tmp_used |= strncmp(r->binds[i].dest, "/var/tmp/", 9) == 0;
+	if (var_tmp_used ? mkdir("var/tmp", 0755) < 0 && errno != EEXIST
+			 : (ret = make_link("/tmp", "var/tmp")) < 0) {
+		ret = bc_error_errno(err, var_tmp_used ? errno : -ret, "create /var/tmp");
 		goto out;
 	}
 	if ((ret = build_proc(err)) < 0 || (ret = build_dev(r, err)) < 0)

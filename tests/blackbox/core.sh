@@ -77,6 +77,10 @@ for who in root "$TEST_USER"; do
 	check "$who: profile directory writable, mounted at its host path, content persists" \
 		[ "$(cat "$prof/state" 2>/dev/null)" = persisted ]
 	check "$who: the profile gets a Downloads directory" [ -d "$prof/Downloads" ]
+	vprof=$(mktemp -d /var/tmp/bc-prof.XXXXXX); on_exit "rm -rf $vprof"
+	chmod 700 "$vprof"; chown "$owner:$owner" "$vprof"
+	run --profile-dir "$vprof" -- /bin/sh -c "echo v >$vprof/state" 2>/dev/null
+	check "$who: a profile under /var/tmp keeps its path" [ "$(cat "$vprof/state" 2>/dev/null)" = v ]
 	out=$(run -- /bin/sh -c 'test -d "$BROWSERCAGE_PROFILE" && echo x >"$BROWSERCAGE_PROFILE/f" && echo ok' 2>&1)
 	check "$who: the ephemeral profile is writable" [ "$out" = ok ]
 
