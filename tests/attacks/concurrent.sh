@@ -20,7 +20,7 @@ for who in root "$TEST_USER"; do
 		"echo s >/tmp/secret-a; echo s >/dev/shm/secret-a; echo s >$pa/secret-a; touch $pa/ready; exec sleep 30" \
 		>/dev/null 2>&1 &
 	apid=$!
-	for _ in $(seq 50); do [ -e "$pa/ready" ] && break; sleep 0.1; done
+	for _ in $(seq 200); do [ -e "$pa/ready" ] && break; sleep 0.1; done
 	check "$who: (sandbox A is up and wrote its secrets)" [ -e "$pa/ready" ]
 	check "$who: B cannot read A's /tmp" \
 		as "$who" "$BC" run --policy "$POL" --profile-dir "$pb" -- "$PROBE" read /tmp/secret-a

@@ -50,7 +50,7 @@ inI "$SERVE" --serve 80 443 853 >"$SCRATCH/serveI" 2>&1 & on_exit "kill $! 2>/de
 inH "$SERVE" --serve 8080 >"$SCRATCH/serveH" 2>&1 & on_exit "kill $! 2>/dev/null"
 inI "$PROBE" dns-serve 198.51.100.1 >"$SCRATCH/upstream" 2>&1 & on_exit "kill $! 2>/dev/null"
 inI "$PROBE" dns-serve 203.0.113.53 >"$SCRATCH/foreign" 2>&1 & on_exit "kill $! 2>/dev/null"
-for _ in $(seq 100); do
+for _ in $(seq 200); do
 	grep -q ready "$SCRATCH/serveI" && grep -q ready "$SCRATCH/serveH" &&
 		grep -q ready "$SCRATCH/upstream" && grep -q ready "$SCRATCH/foreign" && break
 	sleep 0.1

@@ -25,7 +25,7 @@ exec 8<>"$SCRATCH/hold"
 "$PROBE" listen "@$ABS" <&8 >"$SCRATCH/l1" & l1=$!
 "$PROBE" listen "$RUNSOCK" <&8 >"$SCRATCH/l2" & l2=$!
 on_exit "kill $l1 $l2 2>/dev/null; rm -f $RUNSOCK"
-for _ in $(seq 50); do grep -q listening "$SCRATCH/l1" "$SCRATCH/l2" 2>/dev/null &&
+for _ in $(seq 200); do grep -q listening "$SCRATCH/l1" "$SCRATCH/l2" 2>/dev/null &&
 	[ "$(cat "$SCRATCH/l1" "$SCRATCH/l2")" = "listening
 listening" ] && break; sleep 0.1; done
 chmod 666 "$RUNSOCK" 2>/dev/null
@@ -58,7 +58,7 @@ for who in root "$TEST_USER"; do
 	as_exec "$who" "$BC" run --policy "$POL" -- /bin/bash -c "exec -a $marker sleep 30" >/dev/null 2>&1 &
 	other=$!
 	tpid=
-	for _ in $(seq 50); do tpid=$(pgrep -f "^$marker") && break; sleep 0.1; done
+	for _ in $(seq 200); do tpid=$(pgrep -f "^$marker") && break; sleep 0.1; done
 	check "$who: (the other sandbox's command runs as host pid ${tpid:-?})" [ -n "$tpid" ]
 	check "$who: ptrace of another sandbox's command fails" run -- "$PROBE" ptrace "${tpid:-1}"
 	check "$who: SIGKILL to another sandbox's command fails" run -- "$PROBE" signal "${tpid:-1}" SIGKILL

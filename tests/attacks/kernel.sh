@@ -33,7 +33,7 @@ for who in root "$TEST_USER"; do
 	as_exec "$who" "$BC" run --policy "$POL" -- /bin/bash -c "exec -a $marker sleep 30" >/dev/null 2>&1 &
 	lpid=$!
 	tpid=
-	for _ in $(seq 50); do tpid=$(pgrep -f "^$marker") && break; sleep 0.1; done
+	for _ in $(seq 200); do tpid=$(pgrep -f "^$marker") && break; sleep 0.1; done
 	# (Without privilege or a delegated subtree there is no cgroup to leave.)
 	[ "$who" = root ] && check "$who: the command runs in the sandbox's pids cgroup (bc-<session>)" \
 		grep -q 'pids:.*/bc-[0-9a-f]\{32\}' "/proc/${tpid:-0}/cgroup"
@@ -49,7 +49,7 @@ for who in root "$TEST_USER"; do
 	out=$(unshare -m --propagation shared -- bash -c '
 		cut -d" " -f5 /proc/self/mountinfo | grep -v "^/run/netns/" | sort >"$0.before"
 		"$@" & pid=$!
-		for _ in $(seq 50); do [ -e "$0" ] && break; sleep 0.1; done
+		for _ in $(seq 200); do [ -e "$0" ] && break; sleep 0.1; done
 		cut -d" " -f5 /proc/self/mountinfo | grep -v "^/run/netns/" | sort >"$0.during"
 		kill $pid; wait $pid
 		grep -c " shared:" /proc/self/mountinfo' "$flag" \
