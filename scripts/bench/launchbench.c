@@ -14,6 +14,7 @@
  * (start, run, teardown). Peak RSS is wait4's ru_maxrss (the launcher and
  * the descendants it reaped). A launch that exits non-zero or gives no
  * stamp counts as failed; its stderr is shown once. Output is Markdown.
+ * -T: the commands print no stamp; total time only.
  * Exit status 0 when every launch succeeded, 1 otherwise, 2 on misuse. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,6 +37,8 @@
 #define MAX_CMDS 16
 #define MAX_JOBS 256
 #define RUN_TIMEOUT_MS 120000   /* a bound on a hung launch, not a measurement */
+
+static bool need_stamp = true;  /* -T: total time only, no stamp expected */
 
 struct cmd {
 	const char *label;
@@ -143,10 +146,10 @@ static void slot_finish(struct slot *sl)
 	for (char *line = sl->buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
 		if (!strncmp(line, "BENCHSTAMP ", 11))
 			stamp = strtoll(line + 11, NULL, 10);
-	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && stamp > 0;
+	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && (stamp > 0 || !need_stamp);
 	if (sl->run != SIZE_MAX) {
 		c->total_ms[sl->run] = ok ? (double)(t1 - sl->t0) / 1e6 : NAN;
-		c->exec_ms[sl->run] = ok ? (double)(stamp - sl->t0) / 1e6 : NAN;
+		c->exec_ms[sl->run] = ok && stamp > 0 ? (double)(stamp - sl->t0) / 1e6 : NAN;
 		if (ru.ru_maxrss > c->maxrss_kb)
 			c->maxrss_kb = ru.ru_maxrss;
 	}
@@ -281,16 +284,23 @@ static void paired(struct cmd *cmds, size_t ncmds, size_t rounds, size_t warmup,
 			rt[r] = c->total_ms[r] / cmds[ref].total_ms[r];
 		}
 		struct stats qe = stats_of(re, rounds), qt = stats_of(rt, rounds);
-		printf("| %s | %zu/%zu |", c->label, e.n, rounds);
+		printf("| %s | %zu/%zu |", c->label, t.n, rounds);
 		if (e.n)
-			printf(" %.2f (%.2f..%.2f) | %.2f (%.2f..%.2f) |", e.med, e.min, e.max, t.med, t.min, t.max);
+			printf(" %.2f (%.2f..%.2f) |", e.med, e.min, e.max);
 		else
-			printf(" failed | failed |");
+			printf(" %s |", t.n ? "n/a" : "failed");
+		if (t.n)
+			printf(" %.2f (%.2f..%.2f) |", t.med, t.min, t.max);
+		else
+			printf(" failed |");
 		if (qe.n)
-			printf(" **%.2f** (%.2f..%.2f) | **%.2f** (%.2f..%.2f) |", qe.med, qe.min, qe.max,
-			       qt.med, qt.min, qt.max);
+			printf(" **%.2f** (%.2f..%.2f) |", qe.med, qe.min, qe.max);
 		else
-			printf(" n/a | n/a |");
+			printf(" n/a |");
+		if (qt.n)
+			printf(" **%.2f** (%.2f..%.2f) |", qt.med, qt.min, qt.max);
+		else
+			printf(" n/a |");
 		printf(" %ld |\n", c->maxrss_kb);
 	}
 	printf("\n");
@@ -319,7 +329,7 @@ static void sustained(struct cmd *c, size_t n, size_t jobs)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: launchbench [-n ROUNDS] [-w WARMUP] [-r REF] -- LABEL CMD... [--- LABEL CMD...]...\n"
+	fprintf(stderr, "usage: launchbench [-T] [-n ROUNDS] [-w WARMUP] [-r REF] -- LABEL CMD... [--- LABEL CMD...]...\n"
 			"       launchbench -S N [-j JOBS] -- LABEL CMD...\n");
 	exit(2);
 }
@@ -332,8 +342,9 @@ int main(int argc, char **argv)
 	size_t ncmds = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "+n:w:r:S:j:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:w:r:S:j:T")) != -1) {
 		switch (opt) {
+		case 'T': need_stamp = false; break;
 		case 'n': rounds = strtoul(optarg, NULL, 10); break;
 		case 'w': warmup = strtoul(optarg, NULL, 10); break;
 		case 'r': ref_label = optarg; break;
