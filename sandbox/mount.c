@@ -667,22 +667,19 @@ int bc_rootfs_verify(const struct bc_rootfs *r, struct bc_error *err)
 			return bc_error_set(err, EINVAL, "malformed mountinfo line");
 		unescape(f[4]);
 		bool ro = strncmp(f[5], "ro", 2) == 0 && (f[5][2] == ',' || f[5][2] == '\0');
-		bool known = false;
-		for (size_t i = 0; i < nw; i++) {
+		/* An exact entry first; failing that, a submount that came along
+		 * with a recursive read-only bind. */
+		bool known = false, want_ro = false;
+		for (size_t i = 0; i < nw && !known; i++)
 			if (strcmp(want[i].point, f[4]) == 0) {
-				if (want[i].ro && !ro)
-					return bc_error_set(err, EPERM, "mount %s is writable, expected read-only", f[4]);
 				want[i].seen = known = true;
-				break;
+				want_ro = want[i].ro;
 			}
-			/* Submounts of a recursive read-only bind come along with it. */
-			if (want[i].rec && want[i].ro && under(f[4], want[i].point)) {
-				if (!ro)
-					return bc_error_set(err, EPERM, "mount %s is writable, expected read-only", f[4]);
-				known = true;
-				break;
-			}
-		}
+		for (size_t i = 0; i < nw && !known; i++)
+			if (want[i].rec && want[i].ro && under(f[4], want[i].point))
+				known = want_ro = true;
+		if (known && want_ro && !ro)
+			return bc_error_set(err, EPERM, "mount %s is writable, expected read-only", f[4]);
 		if (!known)
 			return bc_error_set(err, EPERM, "unexpected mount %s in the sandbox", f[4]);
 	}

@@ -50,6 +50,10 @@ for who in root "$TEST_USER"; do
 	for f in /usr/bc-x /etc/bc-x /bc-x /proc/sys/kernel/hostname /proc/sysrq-trigger "$top_builddir/tests/helpers/bc-x"; do
 		check "$who: write to $f fails" run -- "$PROBE" write "$f"
 	done
+	pol_fonts=$SCRATCH/fonts-$who.ini
+	RO_BIND="$top_builddir/tests/helpers, /usr/share/fonts" write_policy "$pol_fonts"
+	check "$who: ro_bind of a path below /usr works and stays read-only" \
+		as "$who" "$BC" run --policy "$pol_fonts" -- "$PROBE" write /usr/share/fonts/bc-x
 	check "$who: /tmp and HOME are writable" run -- /bin/sh -c 'echo x >/tmp/a && echo x >$HOME/b'
 
 	# Environment: an allowlist, nothing of the caller's.
