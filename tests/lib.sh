@@ -16,13 +16,22 @@ diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 
 # check DESCRIPTION [!] CMD...: pass when CMD succeeds (with !, fails).
 # CMD's output is shown only when the check fails.
+# A compound condition must be one command: `check D A && B` would run B
+# outside check; write `check D eval 'A && B'` or use exited_with.
 check() {
-	local what=$1 want=0 out rc; shift
-	if [ "$1" = '!' ]; then want=1; shift; fi
-	out=$("$@" 2>&1); rc=$?
-	if [ $rc != 0 ]; then rc=1; fi
-	if [ $rc = $want ]; then ok "$what"; else fail "$what"; [ -n "$out" ] && diag "$out"; fi
+	local _ck_what=$1 _ck_want=0 _ck_out _ck_rc; shift
+	if [ "$1" = '!' ]; then _ck_want=1; shift; fi
+	_ck_out=$("$@" 2>&1); _ck_rc=$?
+	if [ $_ck_rc != 0 ]; then _ck_rc=1; fi
+	if [ $_ck_rc = $_ck_want ]; then ok "$_ck_what"; else fail "$_ck_what"; [ -n "$_ck_out" ] && diag "$_ck_out"; fi
 	return 0
+}
+
+# exited_with RC WANT PATTERN TEXT: RC is WANT and TEXT matches the
+# extended regular expression PATTERN.
+exited_with() {
+	[ "$1" = "$2" ] || { echo "exit status $1, want $2"; return 1; }
+	grep -Eq -- "$3" <<<"$4" || { echo "no '$3' in: $4"; return 1; }
 }
 
 # skip_all REASON: nothing here can run on this machine.

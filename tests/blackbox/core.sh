@@ -67,7 +67,7 @@ for who in root "$TEST_USER"; do
 	run -- /nonexistent 2>/dev/null; check "$who: command not found -> 127" [ $? = 127 ]
 	run -- /etc/hostname 2>/dev/null; check "$who: not executable -> 126" [ $? = 126 ]
 	err=$(as "$who" "$BC" run --policy "$SCRATCH/missing.ini" -- /bin/true 2>&1); rc=$?
-	check "$who: missing policy -> 125 with the file named" [ $rc = 125 ] && grep -q missing.ini <<<"$err"
+	check "$who: missing policy -> 125 with the file named" exited_with $rc 125 missing.ini "$err"
 
 	# Inherited fds: closed unless passed.
 	check "$who: inherited fd 5 is closed" as "$who" /bin/sh -c "exec 5</dev/null; '$BC' run --policy '$POL' -- '$PROBE' fds"
@@ -90,19 +90,19 @@ for who in root "$TEST_USER"; do
 
 	ln -s "$prof" "$SCRATCH/link-$who"
 	err=$(run --profile-dir "$SCRATCH/link-$who" -- /bin/true 2>&1); rc=$?
-	check "$who: symlinked profile directory refused" [ $rc = 125 ] && grep -q symlink <<<"$err"
+	check "$who: symlinked profile directory refused" exited_with $rc 125 symlink "$err"
 	mkdir -m 700 "$SCRATCH/foreign-$who"; chown 4242:4242 "$SCRATCH/foreign-$who"
 	err=$(run --profile-dir "$SCRATCH/foreign-$who" -- /bin/true 2>&1); rc=$?
-	check "$who: foreign-owned profile directory refused" [ $rc = 125 ] && grep -q 'owned by uid 4242' <<<"$err"
+	check "$who: foreign-owned profile directory refused" exited_with $rc 125 'owned by uid 4242' "$err"
 	mkdir -m 777 "$SCRATCH/open-$who"; chown "$owner:$owner" "$SCRATCH/open-$who"; chmod 777 "$SCRATCH/open-$who"
 	err=$(run --profile-dir "$SCRATCH/open-$who" -- /bin/true 2>&1); rc=$?
-	check "$who: world-writable profile directory refused" [ $rc = 125 ] && grep -q 'writable by group or others' <<<"$err"
+	check "$who: world-writable profile directory refused" exited_with $rc 125 'writable by group or others' "$err"
 
 	# A bad policy is refused before anything starts.
 	printf '[network]\nmode = sideways\n' >"$SCRATCH/bad-$who.ini"; chmod 644 "$SCRATCH/bad-$who.ini"
 	err=$(as "$who" "$BC" run --policy "$SCRATCH/bad-$who.ini" -- /bin/sh -c "touch $SCRATCH/ran-$who" 2>&1); rc=$?
-	check "$who: bad policy -> 125, file:line named, nothing ran" \
-		[ $rc = 125 ] && grep -q "bad-$who.ini:2:" <<<"$err" && [ ! -e "$SCRATCH/ran-$who" ]
+	check "$who: bad policy -> 125, file:line named" exited_with $rc 125 "bad-$who.ini:2:" "$err"
+	check "$who: ...and nothing ran" [ ! -e "$SCRATCH/ran-$who" ]
 
 	# Killing the launcher with SIGKILL leaves nothing of the sandbox alive.
 	marker=bc-marker-$$-$RANDOM
@@ -118,6 +118,6 @@ done
 # The binary refuses to run setuid.
 cp "$BC" "$SCRATCH/bc-setuid"; chmod 4755 "$SCRATCH/bc-setuid"
 err=$(as "$TEST_USER" "$SCRATCH/bc-setuid" run --policy "$POL" -- /bin/true 2>&1); rc=$?
-check "a setuid copy refuses to run" [ $rc = 125 ] && grep -q setuid <<<"$err"
+check "a setuid copy refuses to run" exited_with $rc 125 setuid "$err"
 
 done_testing

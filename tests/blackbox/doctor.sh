@@ -93,11 +93,11 @@ check "... and passes once it exists" "$BC" doctor --policy "$ASG"
 EXP=$SCRATCH/expired.ini
 write_policy "$EXP" "session.expires_at = 2001-01-01T00:00:00Z"
 out=$("$BC" doctor --policy "$EXP" 2>&1); rc=$?
-check "an expired policy -> exit 1 with expires_at failing" [ $rc = 1 ] && grep -Eq '^fail +expires_at' <<<"$out"
+check "an expired policy -> exit 1 with expires_at failing" exited_with $rc 1 '^fail +expires_at' "$out"
 echo "[policy]
 nmae = x" >"$SCRATCH/bad.ini"; chmod 644 "$SCRATCH/bad.ini"
 out=$("$BC" doctor --policy "$SCRATCH/bad.ini" 2>&1); rc=$?
-check "an invalid policy -> exit 2 naming file:line" [ $rc = 2 ] && grep -q 'bad.ini:2' <<<"$out"
+check "an invalid policy -> exit 2 naming file:line" exited_with $rc 2 'bad.ini:2' "$out"
 check "doctor --help" "$BC" doctor --help
 check "doctor rejects an unknown option" ! "$BC" doctor --frobnicate
 
@@ -115,9 +115,9 @@ for label in UPPER 'a/b' '..' "$(printf 'x%.0s' {1..41})" '' 'sp ace'; do
 done
 check "prepare: ... and nothing was created" [ -z "$(ls -A "$ROOT")" ]
 err=$("$BC" prepare --policy "$PP" 2>&1); rc=$?
-check "prepare: profile = assigned without a label -> exit 2" [ $rc = 2 ] && grep -q 'assigned' <<<"$err"
+check "prepare: profile = assigned without a label -> exit 2" exited_with $rc 2 'assigned' "$err"
 err=$(nouserns "$BC" prepare --policy "$PP" --profile t1 2>&1); rc=$?
-check "prepare: a host without user namespaces -> exit 1" [ $rc = 1 ] && grep -q 'cannot enforce' <<<"$err"
+check "prepare: a host without user namespaces -> exit 1" exited_with $rc 1 'cannot enforce' "$err"
 check "prepare: ... and no ready record" [ ! -e "$ROOT/.ready/t1.json" ]
 
 # A dirty profile: its sandbox's supervisor was killed mid-run.

@@ -140,18 +140,18 @@ for who in root "$TEST_USER"; do
 	check "$who: the profile directory exists, mode 0700" [ "$(stat -c %a "$vol/profiles/$label")" = 700 ]
 
 	out=$(eval "as $who \"$BC\" ${run_cmd#browsercage }" 2>&1); rc=$?
-	check "$who: agent container: run --require-prepared starts the sandbox" [ $rc = 0 ] && grep -q gate-ok <<<"$out"
+	check "$who: agent container: run --require-prepared starts the sandbox" exited_with $rc 0 gate-ok "$out"
 	[ $rc = 0 ] || diag "$out"
 
 	# What the gate refuses.
 	other=${run_cmd//--profile $label/--profile other-label}
 	out=$(eval "as $who \"$BC\" ${other#browsercage }" 2>&1); rc=$?
-	check "$who: run --require-prepared refuses an unprepared label (125)" [ $rc = 125 ] &&
-		grep -q 'no ready record' <<<"$out"
+	check "$who: run --require-prepared refuses an unprepared label (125)" \
+		exited_with $rc 125 'no ready record' "$out"
 	echo "; edited after prepare" >>"$vol/policy/agent.ini"
 	out=$(eval "as $who \"$BC\" ${run_cmd#browsercage }" 2>&1); rc=$?
-	check "$who: run --require-prepared refuses a policy changed since prepare (125)" [ $rc = 125 ] &&
-		grep -q 'another policy' <<<"$out"
+	check "$who: run --require-prepared refuses a policy changed since prepare (125)" \
+		exited_with $rc 125 'another policy' "$out"
 	out=$(eval "as $who \"$BC\" ${init_cmd#browsercage }" 2>&1)
 	out=$(eval "as $who \"$BC\" ${run_cmd#browsercage }" 2>&1); rc=$?
 	check "$who: ... and runs again once prepared for it" [ $rc = 0 ]

@@ -32,7 +32,7 @@ while IFS= read -r line; do
 	"BCVM-BEGIN "*) set -- $line; script=$(basename "$2"); n=0 ;;
 	"BCVM-END "*)
 		set -- $line
-		check "v2: $script: exit status 0 (got $3) after $n checks, none skipped" [ "$3" = 0 ] && [ $n -gt 0 ]
+		check "v2: $script: exit status 0 (got $3) after $n checks, none skipped" [ "$3" = 0 -a $n -gt 0 ]
 		script= ;;
 	"ok "*) [ -n "$script" ] && { n=$((n + 1)); ok "v2: $script: ${line#ok * - }"; } ;;
 	"not ok "*) [ -n "$script" ] && { n=$((n + 1)); fail "v2: $script: ${line#not ok * - }"; } ;;
