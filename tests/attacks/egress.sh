@@ -46,10 +46,12 @@ inH ip -6 route add default via 2001:db8:1::1
 # Listeners: the internet on every address; "host services" in H on all of
 # H's addresses, loopback included; the sandbox's upstream resolver and a
 # foreign one, each logging the names it is asked.
-inI "$SERVE" --serve 80 443 853 >"$SCRATCH/serveI" 2>&1 & on_exit "kill $! 2>/dev/null"
-inH "$SERVE" --serve 8080 >"$SCRATCH/serveH" 2>&1 & on_exit "kill $! 2>/dev/null"
-inI "$PROBE" dns-serve 198.51.100.1 >"$SCRATCH/upstream" 2>&1 & on_exit "kill $! 2>/dev/null"
-inI "$PROBE" dns-serve 203.0.113.53 >"$SCRATCH/foreign" 2>&1 & on_exit "kill $! 2>/dev/null"
+# (ip netns exec directly, not through inI: `ip` execs the server, so $!
+# is the server's own pid and the kill at exit reaches it.)
+ip netns exec $I "$SERVE" --serve 80 443 853 >"$SCRATCH/serveI" 2>&1 & on_exit "kill $! 2>/dev/null"
+ip netns exec $H "$SERVE" --serve 8080 >"$SCRATCH/serveH" 2>&1 & on_exit "kill $! 2>/dev/null"
+ip netns exec $I "$PROBE" dns-serve 198.51.100.1 >"$SCRATCH/upstream" 2>&1 & on_exit "kill $! 2>/dev/null"
+ip netns exec $I "$PROBE" dns-serve 203.0.113.53 >"$SCRATCH/foreign" 2>&1 & on_exit "kill $! 2>/dev/null"
 for _ in $(seq 200); do
 	grep -q ready "$SCRATCH/serveI" && grep -q ready "$SCRATCH/serveH" &&
 		grep -q ready "$SCRATCH/upstream" && grep -q ready "$SCRATCH/foreign" && break
