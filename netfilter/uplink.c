@@ -859,7 +859,7 @@ static int veth_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid
 	if ((r = host_table_add(nft, table, u->host_if, sbx, p, pools, n_pools, err)) < 0)
 		return r;
 	/* the sandbox end, through a netlink socket made inside its netns */
-	if ((srt = bc_netns_socket(pid, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE, err)) < 0)
+	if ((srt = bc_netns_socket_pid(pid, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE, err)) < 0)
 		return srt;
 	if ((idx = link_index(srt, SANDBOX_IF)) < 0 || (r = addr_add(srt, idx, sbx, 30)) < 0 ||
 	    (r = link_up(srt, idx)) < 0 || (r = route_default(srt, idx, host)) < 0)

@@ -67,7 +67,7 @@ struct relay {
 };
 
 struct fwd {
-	int userns_fd, netns_fd;
+	struct bc_ns ns;
 	int out_fd;
 	int stderr_fd;
 	int listen_fd;
@@ -181,58 +181,20 @@ static int stderr_read(struct fwd *f)
 	return 1;
 }
 
-/* A socket in the sandbox's netns connected to Chromium's port there,
- * made by a child that joins the sandbox's user and network namespaces
- * (setns into a user namespace needs a single-threaded process; this one
- * stays where it is) and hands the socket back. */
+/* A socket in the sandbox's netns (made by a short-lived child that joins
+ * its namespaces) connected to Chromium's port there. */
 static int sandbox_connect(struct fwd *f)
 {
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-					   .sin_port = htons(f->inner_port) };
-		if (setns(f->userns_fd, CLONE_NEWUSER) < 0 || setns(f->netns_fd, CLONE_NEWNET) < 0)
-			_exit(1);
-		int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof sin) < 0)
-			_exit(2);
-		char data = 0;
-		struct iovec iov = { .iov_base = &data, .iov_len = 1 };
-		union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-				      .msg_controllen = sizeof u.buf };
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &s, sizeof s);
-		_exit(sendmsg(sv[1], &msg, MSG_NOSIGNAL) == 1 ? 0 : 3);
-	}
-	close(sv[1]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	char data;
-	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
-	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof u.buf };
-	ssize_t n = recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	close(sv[0]);
-	struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				   .sin_port = htons(f->inner_port) };
+	int s = bc_netns_socket(&f->ns, AF_INET, SOCK_STREAM, 0, NULL);
+	if (s < 0)
+		return s;
+	if (connect(s, (struct sockaddr *)&sin, sizeof sin) < 0) {
+		close(s);
 		return -ECONNREFUSED;
-	int fd;
-	memcpy(&fd, CMSG_DATA(c), sizeof fd);
-	return fd;
+	}
+	return s;
 }
 
 /* A new client: relayed to Chromium's port inside the sandbox. */
@@ -344,15 +306,7 @@ static _Noreturn void forwarder_main(struct fwd *f)
 
 int bc_devtools_attach(struct bc_devtools *d, pid_t sandbox_pid, struct bc_error *err)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/user", (int)sandbox_pid);
-	d->userns_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)sandbox_pid);
-	d->netns_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (d->userns_fd < 0 || d->netns_fd < 0)
-		return bc_error_errno(err, errno, "open the namespaces of the sandbox (pid %d) for the "
-				      "DevTools forwarder", (int)sandbox_pid);
-	return 0;
+	return bc_ns_open(&d->ns, sandbox_pid, err);
 }
 
 int bc_devtools_start(struct bc_devtools *d, int out_fd, struct bc_audit *a, struct bc_error *err)
@@ -373,7 +327,7 @@ int bc_devtools_start(struct bc_devtools *d, int out_fd, struct bc_audit *a, str
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	sigprocmask(SIG_BLOCK, &term, NULL);
 	static struct fwd f;
-	f = (struct fwd){ .userns_fd = d->userns_fd, .netns_fd = d->netns_fd, .out_fd = out_fd, .stderr_fd = d->stderr_rd,
+	f = (struct fwd){ .ns = d->ns, .out_fd = out_fd, .stderr_fd = d->stderr_rd,
 			  .listen_fd = -1, .sig_fd = signalfd(-1, &term, SFD_CLOEXEC), .audit = a };
 	if (f.sig_fd < 0 || getppid() != parent)
 		_exit(1);
@@ -399,9 +353,6 @@ void bc_devtools_stop(struct bc_devtools *d, int out_fd)
 		close(d->stderr_rd);
 	if (d->stderr_wr >= 0)
 		close(d->stderr_wr);
-	if (d->userns_fd >= 0)
-		close(d->userns_fd);
-	if (d->netns_fd >= 0)
-		close(d->netns_fd);
-	d->stderr_rd = d->stderr_wr = d->userns_fd = d->netns_fd = -1;
+	bc_ns_close(&d->ns);
+	d->stderr_rd = d->stderr_wr = -1;
 }

@@ -16,17 +16,17 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "nsenter.h"
 #include "util.h"
 
 struct bc_devtools {
 	int stderr_rd;        /* supervisor's end of the command's stderr pipe */
 	int stderr_wr;        /* the worker's fd 2 */
-	int userns_fd;        /* the sandbox's user and network namespaces */
-	int netns_fd;
+	struct bc_ns ns;      /* the sandbox's user and network namespaces */
 	pid_t pid;            /* the forwarder, 0 until started */
 };
 
-#define BC_DEVTOOLS_INIT { .stderr_rd = -1, .stderr_wr = -1, .userns_fd = -1, .netns_fd = -1, .pid = 0 }
+#define BC_DEVTOOLS_INIT { .stderr_rd = -1, .stderr_wr = -1, .ns = { -1, -1 }, .pid = 0 }
 
 /* Before clone: the stderr pipe (both ends O_CLOEXEC). */
 int bc_devtools_prepare(struct bc_devtools *d, struct bc_error *err);

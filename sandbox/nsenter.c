@@ -11,38 +11,51 @@
 
 #include "nsenter.h"
 
-static int ns_open(pid_t pid, const char *type)
+int bc_ns_open(struct bc_ns *ns, pid_t pid, struct bc_error *err)
 {
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, type);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	*ns = (struct bc_ns){ .user_fd = -1, .net_fd = -1 };
+	snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+	ns->user_fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
+	ns->net_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns->user_fd < 0 || ns->net_fd < 0) {
+		int e = errno;
+		bc_ns_close(ns);
+		return bc_error_errno(err, e, "open the namespaces of pid %d", (int)pid);
+	}
+	return 0;
 }
 
-/* Join pid's user namespace (unless it is already ours) and netns. */
-static int ns_join(int userfd, int netfd)
+void bc_ns_close(struct bc_ns *ns)
+{
+	if (ns->user_fd >= 0)
+		close(ns->user_fd);
+	if (ns->net_fd >= 0)
+		close(ns->net_fd);
+	ns->user_fd = ns->net_fd = -1;
+}
+
+/* Join the user namespace (unless it is already ours), then the netns. */
+static int ns_join(const struct bc_ns *ns)
 {
 	struct stat a, b;
-	if (fstat(userfd, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 && a.st_ino == b.st_ino)
-		userfd = -1;
-	if (userfd >= 0 && setns(userfd, CLONE_NEWUSER) < 0)
+	bool same = fstat(ns->user_fd, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+	if (!same && setns(ns->user_fd, CLONE_NEWUSER) < 0)
 		return -errno;
-	if (setns(netfd, CLONE_NEWNET) < 0)
+	if (setns(ns->net_fd, CLONE_NEWNET) < 0)
 		return -errno;
 	return 0;
 }
 
-int bc_nsenter_run(pid_t pid, int (*fn)(void *arg), void *arg, struct bc_error *err)
+int bc_nsenter_run(const struct bc_ns *ns, int (*fn)(void *arg), void *arg, struct bc_error *err)
 {
-	_cleanup_close_ int userfd = ns_open(pid, "user");
-	_cleanup_close_ int netfd = ns_open(pid, "net");
-	if (userfd < 0 || netfd < 0)
-		return bc_error_errno(err, userfd < 0 ? -userfd : -netfd, "open namespaces of pid %d", (int)pid);
 	pid_t child = fork();
 	if (child < 0)
 		return bc_error_errno(err, errno, "fork");
 	if (child == 0) {
-		int r = ns_join(userfd, netfd);
+		int r = ns_join(ns);
 		_exit(r < 0 ? 200 + (-r > 54 ? 54 : -r) : fn(arg));
 	}
 	int status;
@@ -50,10 +63,10 @@ int bc_nsenter_run(pid_t pid, int (*fn)(void *arg), void *arg, struct bc_error *
 		if (errno != EINTR)
 			return bc_error_errno(err, errno, "waitpid");
 	if (!WIFEXITED(status))
-		return bc_error_set(err, ECHILD, "namespace helper for pid %d died", (int)pid);
+		return bc_error_set(err, ECHILD, "the namespace helper died");
 	int code = WEXITSTATUS(status);
 	if (code >= 200)
-		return bc_error_errno(err, code - 200, "join the namespaces of pid %d", (int)pid);
+		return bc_error_errno(err, code - 200, "join the sandbox's namespaces");
 	return code;
 }
 
@@ -68,42 +81,34 @@ static int make_socket(void *arg)
 	int fd = socket(q->domain, q->type | SOCK_CLOEXEC, q->protocol);
 	if (fd < 0)
 		return 1;
-	char data = 0;
-	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
-	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof u.buf };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	return sendmsg(q->chan, &msg, MSG_NOSIGNAL) == 1 ? 0 : 2;
+	return bc_send_fd(q->chan, fd) < 0 ? 2 : 0;
 }
 
-int bc_netns_socket(pid_t pid, int domain, int type, int protocol, struct bc_error *err)
+int bc_netns_socket(const struct bc_ns *ns, int domain, int type, int protocol, struct bc_error *err)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return bc_error_errno(err, errno, "socketpair");
 	struct sock_req q = { domain, type, protocol, sv[1] };
-	int r = bc_nsenter_run(pid, make_socket, &q, err);
+	int r = bc_nsenter_run(ns, make_socket, &q, err);
 	close(sv[1]);
-	if (r != 0) {
-		close(sv[0]);
-		return r < 0 ? r : bc_error_set(err, EIO, "create a socket in the sandbox's network namespace");
-	}
-	char data;
-	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
-	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof u.buf };
-	ssize_t n = recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (r == 0)
+		r = bc_recv_fd(sv[0], MSG_DONTWAIT);
+	else if (r > 0)
+		r = -EIO;
 	close(sv[0]);
-	struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return bc_error_set(err, EIO, "no socket came back from the sandbox's network namespace");
-	int fd;
-	memcpy(&fd, CMSG_DATA(c), sizeof fd);
-	return fd;
+	if (r < 0)
+		return bc_error_errno(err, -r, "create a socket in the sandbox's network namespace");
+	return r;
+}
+
+int bc_netns_socket_pid(pid_t pid, int domain, int type, int protocol, struct bc_error *err)
+{
+	struct bc_ns ns;
+	int r = bc_ns_open(&ns, pid, err);
+	if (r < 0)
+		return r;
+	r = bc_netns_socket(&ns, domain, type, protocol, err);
+	bc_ns_close(&ns);
+	return r;
 }

@@ -6,19 +6,33 @@
  * This is done in a short-lived child process (setns into a user namespace
  * needs a single-threaded process, and the supervisor itself stays where it
  * is). The sandbox never sees these processes: they are not in its pid
- * namespace. */
+ * namespace.
+ *
+ * Open the namespaces early (bc_ns_open right after clone): pid 1 makes
+ * itself non-dumpable later, after which an unprivileged supervisor can no
+ * longer open /proc/PID/ns. */
 #pragma once
 
 #include <sys/types.h>
 
 #include "util.h"
 
-/* Run fn(arg) in a forked child that joined the user and network namespaces
- * of pid. Returns fn's return value (0..125), or -errno if joining failed.
- * fn runs with every capability of the sandbox's user namespace: keep it
- * small. */
-int bc_nsenter_run(pid_t pid, int (*fn)(void *arg), void *arg, struct bc_error *err);
+struct bc_ns {
+	int user_fd;    /* /proc/PID/ns/user, or -1 */
+	int net_fd;     /* /proc/PID/ns/net, or -1 */
+};
+
+int bc_ns_open(struct bc_ns *ns, pid_t pid, struct bc_error *err);
+void bc_ns_close(struct bc_ns *ns);
+
+/* Run fn(arg) in a forked child that joined the namespaces in ns. Returns
+ * fn's return value (0..125), or -errno if joining failed. fn runs with
+ * every capability of the sandbox's user namespace: keep it small. */
+int bc_nsenter_run(const struct bc_ns *ns, int (*fn)(void *arg), void *arg, struct bc_error *err);
 
 /* socket(domain, type | SOCK_CLOEXEC, protocol) created in the network
- * namespace of pid; returns the fd. */
-int bc_netns_socket(pid_t pid, int domain, int type, int protocol, struct bc_error *err);
+ * namespace of ns; returns the fd. */
+int bc_netns_socket(const struct bc_ns *ns, int domain, int type, int protocol, struct bc_error *err);
+
+/* The same, opening the namespaces of pid for the call. */
+int bc_netns_socket_pid(pid_t pid, int domain, int type, int protocol, struct bc_error *err);

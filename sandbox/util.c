@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "util.h"
@@ -148,4 +149,51 @@ char *bc_strstrip(char *s)
 	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
 		s[--n] = '\0';
 	return s;
+}
+
+union fd_cmsg {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
+int bc_send_fd(int sock, int fd)
+{
+	char data = 0;
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	union fd_cmsg u;
+	memset(&u, 0, sizeof u);
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof u.buf };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int bc_recv_fd(int sock, int flags)
+{
+	char data;
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	union fd_cmsg u;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof u.buf };
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
+	if (n < 0)
+		return -errno;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (n != 1 || !c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int))) {
+		if (c && c->cmsg_type == SCM_RIGHTS)
+			for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+				int f;
+				memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
+				close(f);
+			}
+		return -EBADMSG;
+	}
+	int fd;
+	memcpy(&fd, CMSG_DATA(c), sizeof fd);
+	return fd;
 }

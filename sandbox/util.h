@@ -58,5 +58,11 @@ int bc_read_file(const char *path, char **out, size_t *len, size_t max);
 /* Read all of fd (up to max bytes) into a NUL-terminated heap buffer. */
 int bc_read_fd(int fd, char **out, size_t *len, size_t max);
 
+/* Pass one fd over a unix socket (SCM_RIGHTS, one byte of data). */
+int bc_send_fd(int sock, int fd);
+/* Receive one fd sent by bc_send_fd (close-on-exec); flags for recvmsg.
+ * Anything but exactly one fd is refused and closed. */
+int bc_recv_fd(int sock, int flags);
+
 /* Trim ASCII whitespace in place; returns s advanced past leading space. */
 char *bc_strstrip(char *s);
