@@ -50,17 +50,7 @@ static const char *const defaults[] = {
 	"--disable-breakpad",
 };
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return EXIT_LAUNCHER;
-}
+#define fail(...) bc_report(prog, EXIT_LAUNCHER, __VA_ARGS__)
 
 /* The switch name of a Chromium argument ("--user-data-dir=/x" ->
  * "user-data-dir", length in *len), or NULL if arg is no switch. Chromium

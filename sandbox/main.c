@@ -45,17 +45,7 @@ static void usage(FILE *out)
 		"sandbox could not be built; 126 if CMD is not executable; 127 if not found.\n");
 }
 
-static int errorf(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int errorf(int status, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return status;
-}
+#define errorf(status, ...) bc_report(prog, status, __VA_ARGS__)
 
 /* The binary must never be setuid or setgid: it is built to run with the
  * caller's own privilege only. */

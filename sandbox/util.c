@@ -197,3 +197,14 @@ int bc_recv_fd(int sock, int flags)
 	memcpy(&fd, CMSG_DATA(c), sizeof fd);
 	return fd;
 }
+
+int bc_report(const char *prog, int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return status;
+}

@@ -64,5 +64,10 @@ int bc_send_fd(int sock, int fd);
  * Anything but exactly one fd is refused and closed. */
 int bc_recv_fd(int sock, int flags);
 
+/* Print "PROG: message" and a newline on stderr; returns status. For the
+ * command-line front ends only (modules fill a struct bc_error). */
+__attribute__((format(printf, 3, 4)))
+int bc_report(const char *prog, int status, const char *fmt, ...);
+
 /* Trim ASCII whitespace in place; returns s advanced past leading space. */
 char *bc_strstrip(char *s);
