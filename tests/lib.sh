@@ -52,6 +52,17 @@ done_testing() {
 
 need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root (run make check as root)"; }
 
+# launcher_setup ['TOOL (PACKAGE)']...: root, a built launcher and each
+# TOOL, else skip; then $SCRATCH and $TEST_USER.
+launcher_setup() {
+	local t
+	need_root
+	[ -x "$BC" ] || skip_all "launcher not built at $BC"
+	for t in "$@"; do command -v "${t%% *}" >/dev/null || skip_all "$t missing"; done
+	make_scratch
+	make_test_user
+}
+
 # A scratch directory every user can read, removed at exit.
 make_scratch() {
 	SCRATCH=$(mktemp -d /tmp/bctest.XXXXXX)
@@ -77,25 +88,20 @@ make_test_user() {
 	TEST_GID=$(id -g "$TEST_USER")
 }
 
-# as USER CMD...: run CMD as USER (root: as is), keeping the environment
-# the tests need.
-as() {
-	local who=$1; shift
-	if [ "$who" = root ]; then "$@"; else
-		setpriv --reuid="$who" --regid="$who" --init-groups --reset-env -- env \
-			top_srcdir="$top_srcdir" top_builddir="$top_builddir" PATH=/usr/bin:/bin "$@"
-	fi
+# as_prefix USER: sets the array AS_PREFIX to what runs a command as USER
+# (empty for root), keeping the environment the tests need.
+as_prefix() {
+	AS_PREFIX=()
+	[ "$1" = root ] || AS_PREFIX=(setpriv --reuid="$1" --regid="$1" --init-groups --reset-env -- env
+		top_srcdir="$top_srcdir" top_builddir="$top_builddir" PATH=/usr/bin:/bin)
 }
+
+# as USER CMD...: run CMD as USER (root: as is).
+as() { as_prefix "$1"; shift; "${AS_PREFIX[@]}" "$@"; }
 
 # as_exec USER CMD...: like as, but replaces the (sub)shell, so that
 # `as_exec USER CMD &` leaves CMD's own pid in $!.
-as_exec() {
-	local who=$1; shift
-	if [ "$who" = root ]; then exec "$@"; else
-		exec setpriv --reuid="$who" --regid="$who" --init-groups --reset-env -- env \
-			top_srcdir="$top_srcdir" top_builddir="$top_builddir" PATH=/usr/bin:/bin "$@"
-	fi
-}
+as_exec() { as_prefix "$1"; shift; exec "${AS_PREFIX[@]}" "$@"; }
 
 # write_policy FILE [section.key = value]...: an offline policy with the
 # probe visible (ro_bind is $RO_BIND if set), plus the keys given, each

@@ -3,14 +3,10 @@
 # second looks for what the first keeps in its profile, /tmp and /dev/shm
 # (Chromium's shared memory), directly and through /proc/PID/root.
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
-POL=$SCRATCH/offline.ini
-write_policy "$POL"
+launcher_setup
+offline_policy
 
 for who in root "$TEST_USER"; do
 	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi

@@ -5,12 +5,9 @@
 # launcher's own binary: pid 1 is a fork of the supervisor), for a
 # launcher and a command owned by the very uid the sandbox runs as.
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
+launcher_setup
 
 for who in root "$TEST_USER"; do
 	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi

@@ -6,19 +6,14 @@
 # sandbox's init) as ways back to the host; a read-only fd passed on
 # purpose, reopened for writing through /proc/self/fd (Landlock).
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
-POL=$SCRATCH/offline.ini
-write_policy "$POL"
+launcher_setup
+offline_policy
 kabi=$("$PROBE" landlock-status | sed -n 's/.*kernel-abi=\([0-9]*\).*/\1/p')
 
 for who in root "$TEST_USER"; do
 	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
-	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
 
 	check "$who: a host directory fd (7 -> /etc) inherited from the caller is closed" \
 		as "$who" /bin/sh -c "exec 7</etc; '$BC' run --policy '$POL' -- '$PROBE' fds"

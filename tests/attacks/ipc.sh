@@ -6,14 +6,10 @@
 # and signals to processes outside (the host, another sandbox, the
 # sandbox's own init, which is outside the command's Landlock domain).
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
-POL=$SCRATCH/offline.ini
-write_policy "$POL"
+launcher_setup
+offline_policy
 kabi=$("$PROBE" landlock-status | sed -n 's/.*kernel-abi=\([0-9]*\).*/\1/p')
 
 # Host-side listeners: an abstract socket and one under /run, each open to
@@ -34,7 +30,6 @@ check "(host) $RUNSOCK accepts connections" ! "$PROBE" unix-connect "$RUNSOCK"
 
 for who in root "$TEST_USER"; do
 	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
-	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
 
 	check "$who: the host's abstract unix socket is unreachable" run -- "$PROBE" abstract-connect "$ABS"
 	check "$who: a socket under the host's /run is unreachable" run -- "$PROBE" unix-connect "$RUNSOCK"

@@ -5,19 +5,13 @@
 # leaving the sandbox's cgroup (and its limits) for another one, and mount
 # propagation from the sandbox into the host's mount table.
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
-POL=$SCRATCH/offline.ini
-write_policy "$POL" "limits.pids = 64"
+launcher_setup
+offline_policy "limits.pids = 64"
 core=$(cat /proc/sys/kernel/core_pattern)
 
 for who in root "$TEST_USER"; do
-	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
-
 	for f in /proc/sysrq-trigger /proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe \
 		 /proc/sys/vm/drop_caches /sys/kernel/uevent_helper /sys/fs/cgroup/cgroup.procs; do
 		check "$who: write to $f fails" run -- "$PROBE" write "$f"

@@ -4,21 +4,16 @@
 # and a symlink swapped into the profile path while the launcher resolves
 # it (time-of-check to time-of-use).
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
-POL=$SCRATCH/offline.ini
-write_policy "$POL"
+launcher_setup
+offline_policy
 CANARY=/tmp/bc-canary-paths-$$
 echo secret >"$CANARY"; chmod 644 "$CANARY"
 on_exit "rm -f $CANARY"
 
 for who in root "$TEST_USER"; do
 	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
-	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
 	prof=$SCRATCH/prof-$who
 	mkdir -m 700 "$prof"; chown "$owner:$owner" "$prof"
 

@@ -5,13 +5,9 @@
 # namespace used to regain capabilities over the sandbox's own network,
 # UTS or mount namespaces.
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-command -v setcap >/dev/null || skip_all "setcap (libcap2-bin) missing"
-make_scratch
-make_test_user
+launcher_setup 'setcap (libcap2-bin)'
 
 # Privileged copies of the probe in a directory the policy binds.
 mkdir "$SCRATCH/bin"
@@ -23,8 +19,6 @@ POL=$SCRATCH/offline.ini
 RO_BIND="$top_builddir/tests/helpers, $SCRATCH/bin" write_policy "$POL"
 
 for who in root "$TEST_USER"; do
-	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
-
 	check "$who: after exec all five capability sets are empty, NoNewPrivs=1, Seccomp=2" run -- "$PROBE" caps
 	check "$who: securebits NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE set and locked" \
 		run -- "$PROBE" securebits

@@ -4,12 +4,9 @@
 # records (ps, revoke, gc), the audit log, other profiles under the same
 # profile root, and the profile root itself.
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
+launcher_setup
 
 for who in root "$TEST_USER"; do
 	if [ "$who" = root ]; then owner=65534; rundir=/run/browsercage; else owner=$TEST_UID; rundir=/tmp/browsercage-$TEST_UID; fi

@@ -5,17 +5,12 @@
 # glibc fall back to clone), io_uring (operations outside the syscall
 # path), and the kernel keyring (not namespaced).
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
-POL=$SCRATCH/offline.ini
-write_policy "$POL"
+launcher_setup
+offline_policy
 
 for who in root "$TEST_USER"; do
-	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
 	sigsys() { out=$(run -- "$PROBE" "$1" 2>&1) && grep -q 'killed by SIGSYS' <<<"$out"; }
 
 	check "$who: an i386 syscall (int \$0x80) kills the process (SIGSYS)" sigsys i386

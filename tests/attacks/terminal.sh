@@ -6,18 +6,12 @@
 # The launcher runs on a real pseudo-terminal (script(1)), which is the
 # caller's controlling terminal and the command's fds 0-2.
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-command -v script >/dev/null || skip_all "script(1) (util-linux) missing"
-make_scratch
-make_test_user
-POL=$SCRATCH/offline.ini
-write_policy "$POL"
+launcher_setup 'script (util-linux)'
+offline_policy
 
 for who in root "$TEST_USER"; do
-	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
 	on_tty() { as "$who" env SHELL=/bin/sh script -qec "$BC run --policy $POL -- $PROBE $1" /dev/null; }
 
 	for req in tiocsti tiocsti-high tioclinux; do

@@ -5,10 +5,7 @@
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
+launcher_setup
 
 # A canary in the host's /tmp that no sandbox may see.
 CANARY=/tmp/bc-canary-$$

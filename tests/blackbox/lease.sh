@@ -6,10 +6,7 @@
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-make_scratch
-make_test_user
+launcher_setup
 
 mkdir -m 755 "$SCRATCH/chan"
 POL=$SCRATCH/p.ini
