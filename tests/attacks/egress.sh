@@ -11,52 +11,24 @@
 # holds every target address with a listener: a refusal is the firewall's,
 # not a missing host. Nothing leaves the namespaces this test creates.
 set -u
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
+. "$top_srcdir/tests/netlib.sh"
 
 SERVE=$top_builddir/tests/helpers/nft-apply
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-for tool in ip getent; do command -v $tool >/dev/null || skip_all "$tool not installed"; done
-make_scratch
-make_test_user
+launcher_setup ip getent
 
-H=bcatk-h-$$ I=bcatk-i-$$
-ip netns add $H || skip_all "cannot create named network namespaces"
-on_exit "ip netns del $H 2>/dev/null"
-ip netns add $I
-on_exit "ip netns del $I 2>/dev/null"
-inH() { ip netns exec $H "$@"; }
-inI() { ip netns exec $I "$@"; }
-ip link add bch$$ netns $H type veth peer name bci$$ netns $I
-inH ip link set lo up; inI ip link set lo up
-inH ip link set bch$$ up; inI ip link set bci$$ up
-inI ip addr add 198.51.100.1/24 dev bci$$
-inH ip addr add 198.51.100.2/24 dev bch$$
-inI ip addr add 2001:db8:1::1/64 dev bci$$ nodad
-inH ip addr add 2001:db8:1::2/64 dev bch$$ nodad
-for a in 169.254.169.254 169.254.170.2 100.100.100.200 168.63.129.16 203.0.113.53 10.0.0.1; do
-	inI ip addr add $a/32 dev bci$$
-done
-for a in fd00:ec2::254 64:ff9b::a9fe:a9fe 2002:a9fe:a9fe::1; do
-	inI ip addr add $a/128 dev bci$$ nodad
-done
-inH ip route add default via 198.51.100.1
-inH ip -6 route add default via 2001:db8:1::1
+fakenet_make bcatk 198.51.100.2/24 198.51.100.1 2001:db8:1::2/64 2001:db8:1::1
+fakenet_hold 169.254.169.254 169.254.170.2 100.100.100.200 168.63.129.16 203.0.113.53 10.0.0.1 \
+	fd00:ec2::254 64:ff9b::a9fe:a9fe 2002:a9fe:a9fe::1
 
 # Listeners: the internet on every address; "host services" in H on all of
 # H's addresses, loopback included; the sandbox's upstream resolver and a
 # foreign one, each logging the names it is asked.
-# (ip netns exec directly, not through inI: `ip` execs the server, so $!
-# is the server's own pid and the kill at exit reaches it.)
-ip netns exec $I "$SERVE" --serve 80 443 853 >"$SCRATCH/serveI" 2>&1 & on_exit "kill $! 2>/dev/null"
-ip netns exec $H "$SERVE" --serve 8080 >"$SCRATCH/serveH" 2>&1 & on_exit "kill $! 2>/dev/null"
-ip netns exec $I "$PROBE" dns-serve 198.51.100.1 >"$SCRATCH/upstream" 2>&1 & on_exit "kill $! 2>/dev/null"
-ip netns exec $I "$PROBE" dns-serve 203.0.113.53 >"$SCRATCH/foreign" 2>&1 & on_exit "kill $! 2>/dev/null"
-for _ in $(seq 200); do
-	grep -q ready "$SCRATCH/serveI" && grep -q ready "$SCRATCH/serveH" &&
-		grep -q ready "$SCRATCH/upstream" && grep -q ready "$SCRATCH/foreign" && break
-	sleep 0.1
-done
+fakenet_serve $I "$SCRATCH/serveI" "$SERVE" --serve 80 443 853
+fakenet_serve $H "$SCRATCH/serveH" "$SERVE" --serve 8080
+fakenet_serve $I "$SCRATCH/upstream" "$PROBE" dns-serve 198.51.100.1
+fakenet_serve $I "$SCRATCH/foreign" "$PROBE" dns-serve 203.0.113.53
+fakenet_ready "$SCRATCH/serveI" "$SCRATCH/serveH" "$SCRATCH/upstream" "$SCRATCH/foreign"
 check "(the test internet answers from H)" inH "$SERVE" --connect 169.254.169.254 80
 
 POL=$SCRATCH/filtered.ini

@@ -14,65 +14,30 @@
 # removed at exit.
 set -u
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
+. "$top_srcdir/tests/netlib.sh"
 
 APPLY=$top_builddir/tests/helpers/nft-apply
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
 [ -x "$APPLY" ] || skip_all "no $APPLY (run make check)"
-for tool in ip nft nsenter unshare python3; do
-	command -v $tool >/dev/null || skip_all "$tool not installed"
-done
-command -v pasta >/dev/null || skip_all "pasta not installed (Debian package passt)"
+launcher_setup ip nft nsenter unshare python3 'pasta (Debian package passt)'
 nft -c -f - <<<'table inet bcprobe { }' 2>/dev/null || skip_all "nf_tables not available"
-make_scratch
-make_test_user
 
-H=bceg-h-$$ I=bceg-i-$$
-ip netns add $H || skip_all "cannot create named network namespaces"
-on_exit "ip netns del $H 2>/dev/null"
-ip netns add $I
-on_exit "ip netns del $I 2>/dev/null"
-inH() { ip netns exec $H "$@"; }
-inI() { ip netns exec $I "$@"; }
-ip link add bcegh$$ netns $H type veth peer name bcegi$$ netns $I
-inH ip link set lo up; inI ip link set lo up
-inH ip link set bcegh$$ up; inI ip link set bcegi$$ up
-inI ip addr add 203.0.113.1/24 dev bcegi$$
-for a in 198.51.100.10 203.0.113.53 203.0.113.80 10.1.2.3 169.254.1.1 169.254.169.254 \
-	169.254.170.2 169.254.170.23 100.100.100.200 168.63.129.16 192.0.0.192; do
-	inI ip addr add $a/32 dev bcegi$$
-done
-inI ip addr add 2001:db8:1::1/64 dev bcegi$$ nodad
-for a in fd00:ec2::254 fd00:ec2::23 fd20:ce::254; do inI ip addr add $a/128 dev bcegi$$ nodad; done
-inH ip addr add 203.0.113.2/24 dev bcegh$$
-inH ip addr add 2001:db8:1::2/64 dev bcegh$$ nodad
-inH ip route add default via 203.0.113.1
-# a new netns may inherit forwarding from the host's: start from off
-inH sysctl -qw net.ipv4.ip_forward=0
-inH ip -6 route add default via 2001:db8:1::1
-# I answers for everything H routes to it (replies to masqueraded traffic
-# come back to 203.0.113.2)
-inI ip route add default via 203.0.113.2
+fakenet_make bceg 203.0.113.2/24 203.0.113.1 2001:db8:1::2/64 2001:db8:1::1
+fakenet_hold 198.51.100.10 203.0.113.53 203.0.113.80 10.1.2.3 169.254.1.1 169.254.169.254 \
+	169.254.170.2 169.254.170.23 100.100.100.200 168.63.129.16 192.0.0.192 \
+	fd00:ec2::254 fd00:ec2::23 fd20:ce::254
 
-inI "$APPLY" --serve 53 80 443 853 8080 >"$SCRATCH/serve-i.out" 2>&1 &
-on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
+fakenet_serve $I "$SCRATCH/serve-i.out" "$APPLY" --serve 53 80 443 853 8080
 LPORT=9001 HPORT=9002
-inH python3 -c '
+fakenet_serve $H "$SCRATCH/serve-lo.out" python3 -c '
 import socket, signal
 signal.alarm(600)
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", '$LPORT')); s.listen(16); print("ready", flush=True)
 while True:
-    c, _ = s.accept(); c.sendall(b"HOSTLOOP\n"); c.close()' >"$SCRATCH/serve-lo.out" 2>&1 &
-on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
-inH "$APPLY" --serve $HPORT >"$SCRATCH/serve-h.out" 2>&1 &
-on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
-for _ in $(seq 1 100); do
-	grep -q ready "$SCRATCH/serve-i.out" && grep -q ready "$SCRATCH/serve-lo.out" &&
-		grep -q ready "$SCRATCH/serve-h.out" && break
-	sleep 0.1
-done
+    c, _ = s.accept(); c.sendall(b"HOSTLOOP\n"); c.close()'
+fakenet_serve $H "$SCRATCH/serve-h.out" "$APPLY" --serve $HPORT
+fakenet_ready "$SCRATCH/serve-i.out" "$SCRATCH/serve-lo.out" "$SCRATCH/serve-h.out"
 check "the fake internet answers from the fake host" inH "$APPLY" --connect 198.51.100.10 80
 check "the fake host's loopback service answers on the host" inH "$APPLY" --connect 127.0.0.1 $LPORT
 
@@ -239,6 +204,8 @@ never "...and the host's own address (input hook)" host-addr connected
 # ---- clean-up ------------------------------------------------------------
 check "no bc_uplink table left in the fake host" bash -c "! ip netns exec $H nft list tables | grep -q bc_uplink"
 check "no veth left in the fake host" bash -c "! ip netns exec $H ip -br link | grep -q '^bc[0-9a-f]\{8\}'"
-check "no pasta left" bash -c "! pgrep -f '^pasta --config-net' >/dev/null"
+# (only the pastas of this test: they run in H, where its launchers ran;
+# other tests may have theirs running at the same time)
+check "no pasta left" test -z "$(fakenet_pastas $H)"
 
 done_testing

@@ -7,15 +7,8 @@
 set -u
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 
-need_root
-[ -x "$BC" ] || skip_all "launcher not built at $BC"
-for tool in ip nft pgrep; do
-	command -v $tool >/dev/null || skip_all "$tool not installed"
-done
-command -v pasta >/dev/null || skip_all "pasta not installed (Debian package passt)"
+launcher_setup ip nft pgrep 'pasta (Debian package passt)'
 nft -c -f - <<<'table inet bcprobe { }' 2>/dev/null || skip_all "nf_tables not available"
-make_scratch
-make_test_user
 
 # The veth uplink turns forwarding on when it is off; put it back after.
 fwd=$(cat /proc/sys/net/ipv4/ip_forward)
@@ -90,7 +83,9 @@ for who in root "$TEST_USER"; do
 	check "$who: killing the launcher ends the sandbox" gone "${SPID:-999999999}"
 	wait $BGPID 2>/dev/null
 done
-check "no pasta outlives its killed launcher" bash -c "for i in \$(seq 1 100); do pgrep -f '^pasta --config-net' >/dev/null || exit 0; sleep 0.1; done; exit 1"
+# Every pasta of this test runs as $TEST_USER (a user made for it): other
+# tests' pastas, running at the same time, are not looked at.
+check "no pasta outlives its killed launcher" bash -c "for i in \$(seq 1 100); do pgrep -u $TEST_UID -f '^pasta --config-net' >/dev/null || exit 0; sleep 0.1; done; exit 1"
 out=$("$BC" gc 2>&1)
 check "browsercage gc removes the killed launcher's uplink ($out)" grep -q ' [1-9][0-9]* uplink' <<<"$out"
 
@@ -109,6 +104,6 @@ check "no cgroup bc-SESSION left" bash -c "! find /sys/fs/cgroup -maxdepth 5 -ty
 	grep -Ff '$SCRATCH/sessions'"
 check "no runtime record left" bash -c "! { '$BC' ps; as_ps=\$(setpriv --reuid=$TEST_UID --regid=$TEST_GID --clear-groups '$BC' ps 2>/dev/null); echo \"\$as_ps\"; } 2>/dev/null | grep -Ff '$SCRATCH/sessions'"
 check "no process of ours left (launcher, sandbox, DNS filter)" test -z "$(pgrep -f -- "--policy $SCRATCH/")"
-check "no pasta left" bash -c "! pgrep -f '^pasta --config-net'"
+check "no pasta left" bash -c "! pgrep -u $TEST_UID -f '^pasta --config-net'"
 
 done_testing

@@ -8,6 +8,7 @@
 # Every netns made here is deleted at exit, even on failure.
 set -u
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
+. "$top_srcdir/tests/netlib.sh"
 
 APPLY=$top_builddir/tests/helpers/nft-apply
 FIX=$top_srcdir/tests/fixtures/rulesets
@@ -67,34 +68,13 @@ check "read-back of another policy's table fails" grep -q "nft: " <<<"$out"
 # S: the sandbox side, I: the "internet" with a listener on every address
 # it holds (documentation, private and metadata addresses alike, so that a
 # refusal is the firewall's and not a missing host).
-S=bcnft-s-$$ I=bcnft-i-$$
-ip netns add $S || skip_all "cannot create named network namespaces"
-on_exit "ip netns del $S 2>/dev/null"
-ip netns add $I
-on_exit "ip netns del $I 2>/dev/null"
-ip link add bcs$$ netns $S type veth peer name bci$$ netns $I
-inS() { ip netns exec $S "$@"; }
-inI() { ip netns exec $I "$@"; }
-inS ip link set lo up; inI ip link set lo up
-inS ip link set bcs$$ up; inI ip link set bci$$ up
-inI ip addr add 198.51.100.1/24 dev bci$$
-for a in 169.254.169.254/32 169.254.1.1/32 10.20.0.1/32 10.30.0.1/32; do
-	inI ip addr add $a dev bci$$
-done
-inI ip addr add 2001:db8:1::1/64 dev bci$$ nodad
-inI ip addr add fd00:ec2::254/128 dev bci$$ nodad
-inS ip addr add 198.51.100.2/24 dev bcs$$
-inS ip addr add 2001:db8:1::2/64 dev bcs$$ nodad
-inS ip route add default via 198.51.100.1
-inS ip -6 route add default via 2001:db8:1::1
+fakenet_make bcnft 198.51.100.2/24 198.51.100.1 2001:db8:1::2/64 2001:db8:1::1
+S=$H
+inS() { inH "$@"; }
+fakenet_hold 169.254.169.254 169.254.1.1 10.20.0.1 10.30.0.1 fd00:ec2::254
 
-inI "$APPLY" --serve 53 80 443 8080 9999 >"$SCRATCH/serve.out" 2>&1 &
-on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
-for _ in $(seq 1 100); do
-	grep -q ready "$SCRATCH/serve.out" 2>/dev/null && break
-	sleep 0.1
-done
-grep -q ready "$SCRATCH/serve.out" || { fail "listener started"; diag "$(cat "$SCRATCH/serve.out")"; done_testing; exit 1; }
+fakenet_serve $I "$SCRATCH/serve.out" "$APPLY" --serve 53 80 443 8080 9999
+fakenet_ready "$SCRATCH/serve.out" || { fail "listener started"; diag "$(cat "$SCRATCH/serve.out")"; done_testing; exit 1; }
 check "without a ruleset the fake internet answers" inS "$APPLY" --connect 198.51.100.1 9999
 
 # expect WHAT OUTCOME MODE ADDR PORT: --connect/--udp from S prints OUTCOME
