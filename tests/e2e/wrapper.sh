@@ -14,11 +14,9 @@
 # downloads directory; an attacker page's probes all failing.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$top_srcdir/tests/e2e/lib.sh"
 
 need_root
-CHROMIUM=/usr/lib/chromium/chromium
-WRAPPER=$top_builddir/browsercage-chromium
-CLIENT=$top_srcdir/tests/e2e/client.js
 [ -x "$CHROMIUM" ] || skip_all "Chromium not installed (Debian package chromium)"
 [ -x "$WRAPPER" ] || skip_all "wrapper not built at $WRAPPER"
 command -v node >/dev/null || skip_all "Node.js is not installed (needed for Playwright and Puppeteer)"
@@ -29,53 +27,12 @@ make_scratch
 make_test_user
 
 # ---- fixtures -------------------------------------------------------------
-mkdir -p "$SCRATCH/site" "$SCRATCH/bin" "$SCRATCH/audit"
+mkdir -p "$SCRATCH/bin" "$SCRATCH/audit"
 chmod 1777 "$SCRATCH/audit"
-cat >"$SCRATCH/site/page.html" <<'EOF'
-<!DOCTYPE html><html><head><title>bc-page</title></head><body><p id="o">static</p>
-<script>document.getElementById('o').textContent = 'js-' + (6 * 7);</script></body></html>
-EOF
-cat >"$SCRATCH/site/download.html" <<'EOF'
-<!DOCTYPE html><html><body><a id="dl" href="/payload.bin" download="payload.bin">get</a></body></html>
-EOF
-head -c 65536 /dev/urandom >"$SCRATCH/site/payload.bin"
-PAYLOAD_SHA=$(sha256sum "$SCRATCH/site/payload.bin" | cut -d' ' -f1)
-# The attacker page: every probe must fail. Results go into #result.
-cat >"$SCRATCH/site/attack.html" <<'EOF'
-<!DOCTYPE html><html><body><pre id="result"></pre>
-<iframe id="f" src="file:///etc/shadow"></iframe>
-<script>
-const r = {};
-const to = (ms) => new Promise((res) => setTimeout(() => res('timeout'), ms));
-async function probe(url) {
-	try { await Promise.race([fetch(url, { mode: 'no-cors' }), to(8000).then(() => { throw 'timeout'; })]);
-		return 'reached'; } catch (e) { return 'failed'; }
-}
-async function stun() {
-	// A STUN server outside the policy: a server-reflexive candidate means
-	// a packet went out and came back.
-	const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:203.0.113.7:3478' }] });
-	const types = [];
-	pc.onicecandidate = (e) => { if (e.candidate) types.push(e.candidate.type); };
-	pc.createDataChannel('x');
-	await pc.setLocalDescription(await pc.createOffer());
-	await Promise.race([new Promise((res) => { pc.onicegatheringstatechange = () => {
-		if (pc.iceGatheringState === 'complete') res(); }; }), to(10000)]);
-	pc.close();
-	return types.includes('srflx') ? 'reached' : 'failed';
-}
-(async () => {
-	r.metadata = await probe('http://169.254.169.254/latest/meta-data/');
-	r.private = await probe('http://10.20.0.1/');
-	r.stun = await stun();
-	let shadow = 'failed';
-	try { const d = document.getElementById('f').contentDocument;
-		if (d && d.body && d.body.textContent.includes('root:')) shadow = 'reached'; } catch (e) {}
-	r.shadow = shadow;
-	document.getElementById('result').textContent = JSON.stringify(r);
-})();
-</script></body></html>
-EOF
+# The attacker page: every probe must fail (a STUN server outside the
+# policy, a metadata and a private address).
+e2e_site "$SCRATCH/site" 203.0.113.7:3478 metadata=http://169.254.169.254/latest/meta-data/ \
+	private=http://10.20.0.1/
 # The policy's "chromium": serve the site on the sandbox's loopback, then
 # become Chromium.
 cat >"$SCRATCH/bin/chromium-srv" <<EOF
@@ -94,7 +51,7 @@ cat >"$SCRATCH/bin/show" <<EOF
 echo "profile: \$BROWSERCAGE_PROFILE"
 for a in "\$@"; do echo "arg: \$a"; done
 EOF
-chmod -R a+rX "$SCRATCH/site" "$SCRATCH/bin"
+chmod -R a+rX "$SCRATCH/bin"
 chmod 755 "$SCRATCH/bin/"*
 POL=$SCRATCH/web.ini
 RO_BIND="$SCRATCH/site, $SCRATCH/bin" write_policy "$POL" "sandbox.chromium = $SCRATCH/bin/chromium-srv"
@@ -104,18 +61,6 @@ SHOW_NOSB=$SCRATCH/show-nosb.ini
 RO_BIND="$SCRATCH/bin, $top_builddir/tests/helpers" write_policy "$SHOW_NOSB" "sandbox.chromium = $SCRATCH/bin/show" \
 	"sandbox.chromium_no_sandbox = yes"
 URL=http://127.0.0.1:8123
-
-# client STEP ARGS...: run the Node client as $who under policy $pol,
-# with the audit log in $audit; JSON on stdout, stderr in $SCRATCH/err.
-client() {
-	local step=$1; shift
-	as "$who" env BROWSERCAGE_POLICY="$pol" BROWSERCAGE_AUDIT="$audit" HOME=/tmp \
-		timeout 180 node "$CLIENT" "$step" "$WRAPPER" "$@" 2>"$SCRATCH/err" | tail -1
-}
-# json FIELD: a field of the JSON on stdin (null if missing).
-json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v;try{v=JSON.parse(s)[process.argv[1]]}catch(e){}
-	process.stdout.write(v===undefined||v===null?"null":typeof v==="string"?v:JSON.stringify(v))})' "$1"; }
-errtail() { diag "$(tail -5 "$SCRATCH/err")"; }
 
 for who in root "$TEST_USER"; do
 	uid=$(id -u "$who")
@@ -203,30 +148,18 @@ print(s.getsockname()[1], flush=True); time.sleep(170)' >"$SCRATCH/busy" &
 	kill $busy_pid 2>/dev/null
 
 	# ---- storage isolation between profile directories ----------------
-	dirA=$(as "$who" mktemp -d /tmp/bcw-A.XXXXXX); on_exit "rm -rf '$dirA'"
-	dirB=$(as "$who" mktemp -d /tmp/bcw-B.XXXXXX); on_exit "rm -rf '$dirB'"
-	a=$(client storage set "$dirA" "$URL/page.html")
-	check "$who: task A set a cookie and a localStorage value" \
-		[ "$(json cookie <<<"$a")/$(json local <<<"$a")" = alpha/alpha ]
-	[ -n "$a" ] || errtail
-	b=$(client storage get "$dirB" "$URL/page.html")
-	check "$who: task B (another profile) sees neither (got $b)" \
-		[ "$(json cookie <<<"$b")/$(json local <<<"$b")" = null/null ]
-	a2=$(client storage get "$dirA" "$URL/page.html")
-	check "$who: task B with A's profile sees both (got $a2)" \
-		[ "$(json cookie <<<"$a2")/$(json local <<<"$a2")" = alpha/alpha ]
+	storage_run "$URL/page.html" /tmp/bcw
+	check "$who: task A set a cookie and a localStorage value" [ "$A" = alpha/alpha ]
+	check "$who: task B (another profile) sees neither (got $B_OUT)" [ "$B" = null/null ]
+	check "$who: task B with A's profile sees both (got $A2_OUT)" [ "$A2" = alpha/alpha ]
 
 	# ---- a download lands in the downloads directory ------------------
-	dirD=$(as "$who" mktemp -d /tmp/bcw-D.XXXXXX); on_exit "rm -rf '$dirD'"
-	rm -f "$audit"
-	out=$(client download "$dirD" "$URL/download.html")
-	file=$(json file <<<"$out")
-	check "$who: Chromium saved the download in the downloads directory ($file)" \
-		[ "${file%/*}" = "$dirD/Downloads" ]
-	[ -n "$out" ] || errtail
-	check "$who: ... with the served bytes (read on the host)" [ "$(json sha256 <<<"$out")" = "$PAYLOAD_SHA" ]
+	download_run "$URL/download.html" /tmp/bcw
+	check "$who: Chromium saved the download in the downloads directory ($FILE)" \
+		[ "${FILE%/*}" = "$DIR_D/Downloads" ]
+	check "$who: ... with the served bytes (read on the host)" [ "$(json sha256 <<<"$OUT")" = "$PAYLOAD_SHA" ]
 	check "$who: the copy saved under its own name is there after the browser closed" \
-		bash -c "sha256sum '$dirD/Downloads/payload.bin' | grep -q '^$PAYLOAD_SHA '"
+		bash -c "sha256sum '$DIR_D/Downloads/payload.bin' | grep -q '^$PAYLOAD_SHA '"
 	check "$who: ... and its sha256 is in the audit log" grep -q "$PAYLOAD_SHA" "$audit"
 
 	# ---- an attacker page: every probe fails --------------------------
