@@ -656,24 +656,24 @@ static unsigned v2_has(const char *dir, const char *which, unsigned mask)
 	return have;
 }
 
-/* Enable the controllers of `mask` in dir's subtree_control. */
+/* Enable the controllers of `mask` in dir's subtree_control, in one write:
+ * the kernel takes a write whole or not at all. Controller by controller,
+ * the threaded ones (pids, cpu) would go on in a cgroup that still holds
+ * processes while memory is refused (EBUSY), and that cgroup could then no
+ * longer give its processes to a leaf (EOPNOTSUPP). */
 static int v2_enable(const char *dir, unsigned mask)
 {
 	_cleanup_free_ char *file = path_join(dir, "cgroup.subtree_control");
-	int r = 0;
+	char words[64] = "";
 	if (!file)
 		return -ENOMEM;
 	mask &= ~v2_has(dir, "cgroup.subtree_control", mask);
-	for (size_t i = 0; i < ARRAY_SIZE(v2_ctrl); i++) {
-		char word[32];
-		if (!(mask & v2_ctrl[i].limit))
-			continue;
-		snprintf(word, sizeof word, "+%s", v2_ctrl[i].name);
-		int w = bc_write_file(file, word, 0, 0);
-		if (w < 0 && r == 0)
-			r = w;
-	}
-	return r;
+	for (size_t i = 0; i < ARRAY_SIZE(v2_ctrl); i++)
+		if (mask & v2_ctrl[i].limit) {
+			strcat(words, words[0] ? " +" : "+");
+			strcat(words, v2_ctrl[i].name);
+		}
+	return words[0] ? bc_write_file(file, words, 0, 0) : 0;
 }
 
 /* Explicit parent on v2: create it and enable the controllers on every

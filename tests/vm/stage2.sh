@@ -16,6 +16,11 @@ mount -t tmpfs -o mode=1777 tmpfs /dev/shm 2>/dev/null || { mkdir -p /dev/shm &&
 mkdir -p /dev/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 ln -sfn /proc/self/fd /dev/fd
 ln -sfn /proc/self/fd/0 /dev/stdin; ln -sfn /proc/self/fd/1 /dev/stdout; ln -sfn /proc/self/fd/2 /dev/stderr
+# The tests create users: /etc becomes a writable copy on tmpfs.
+mkdir -p /run/bcvm/etc-up /run/bcvm/etc-work
+mount -t overlay overlay -o lowerdir=/etc,upperdir=/run/bcvm/etc-up,workdir=/run/bcvm/etc-work /etc ||
+	{ mkdir -p /run/bcvm/etc && cp -a /etc/. /run/bcvm/etc/ && mount --bind /run/bcvm/etc /etc; } ||
+	echo "BCVM-INFO /etc stays read-only"
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup || { echo "BCVM-EXIT 98 cannot mount cgroup2"; off; }
 echo "+memory +pids +cpu" >/sys/fs/cgroup/cgroup.subtree_control
 echo "BCVM-INFO kernel $(uname -r)"
@@ -28,7 +33,7 @@ rmdir /sys/fs/cgroup/bcvm-probe
 status=0
 for t in $BCVM_TESTS; do
 	echo "BCVM-BEGIN $t $(date +%s)"
-	( cd /tmp && export CI LIMITS_ONLY_ROOT=1 LIMITS_NO_CHROMIUM=1 top_srcdir="$BCVM_SRCDIR" top_builddir="$BCVM_BUILDDIR" &&
+	( cd /tmp && export CI LIMITS_ONLY_ROOT=1 LIMITS_NO_CHROMIUM=1 LIMITS_CONCURRENT=10 top_srcdir="$BCVM_SRCDIR" top_builddir="$BCVM_BUILDDIR" &&
 		timeout "$BCVM_SCRIPT_TIMEOUT" bash "$BCVM_SRCDIR/$t" ) </dev/null 2>&1
 	rc=$?
 	echo "BCVM-END $t $rc $(date +%s)"
