@@ -689,7 +689,8 @@ static int batch_set(struct bc_nft_batch *b, const struct bc_rs_set *s, uint32_t
 	return 0;
 }
 
-/* Expression helpers: each returns false when out of memory. */
+/* Expression helpers (shared with uplink.c through ruleset.h): each loads
+ * into or compares register 1 and returns false when out of memory. */
 static bool x_add(struct nftnl_rule *r, struct nftnl_expr *e)
 {
 	if (!e)
@@ -698,7 +699,7 @@ static bool x_add(struct nftnl_rule *r, struct nftnl_expr *e)
 	return true;
 }
 
-static bool x_meta(struct nftnl_rule *r, uint32_t key)
+bool bc_nftx_meta(struct nftnl_rule *r, uint32_t key)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("meta");
 	if (e) {
@@ -708,7 +709,7 @@ static bool x_meta(struct nftnl_rule *r, uint32_t key)
 	return x_add(r, e);
 }
 
-static bool x_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
+bool bc_nftx_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("cmp");
 	if (e) {
@@ -719,7 +720,7 @@ static bool x_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t 
 	return x_add(r, e);
 }
 
-static bool x_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint32_t len)
+bool bc_nftx_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint32_t len)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("payload");
 	if (e) {
@@ -731,7 +732,7 @@ static bool x_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint
 	return x_add(r, e);
 }
 
-static bool x_lookup(struct nftnl_rule *r, const char *set, uint32_t id, bool invert)
+bool bc_nftx_lookup(struct nftnl_rule *r, const char *set, uint32_t id, bool invert)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
 	if (e) {
@@ -746,7 +747,7 @@ static bool x_lookup(struct nftnl_rule *r, const char *set, uint32_t id, bool in
 
 static bool x_l4proto(struct nftnl_rule *r, uint8_t proto)
 {
-	return x_meta(r, NFT_META_L4PROTO) && x_cmp(r, NFT_CMP_EQ, &proto, 1);
+	return bc_nftx_meta(r, NFT_META_L4PROTO) && bc_nftx_cmp(r, NFT_CMP_EQ, &proto, 1);
 }
 
 /* An anonymous constant set of 1- or 2-byte keys, created before its rule. */
@@ -803,8 +804,8 @@ static int batch_rule(struct bc_nft_batch *b, const struct bc_ruleset *rs,
 		case BC_M_IIF_LO:
 		case BC_M_OIF_LO:
 			/* the loopback device is ifindex 1 in every netns */
-			okay = x_meta(r, m->kind == BC_M_IIF_LO ? NFT_META_IIF : NFT_META_OIF) &&
-			       x_cmp(r, NFT_CMP_EQ, &one, 4);
+			okay = bc_nftx_meta(r, m->kind == BC_M_IIF_LO ? NFT_META_IIF : NFT_META_OIF) &&
+			       bc_nftx_cmp(r, NFT_CMP_EQ, &one, 4);
 			break;
 		case BC_M_CT_ESTABLISHED: {
 			uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
@@ -823,7 +824,7 @@ static int batch_rule(struct bc_nft_batch *b, const struct bc_ruleset *rs,
 				nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
 				nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
 			}
-			okay = okay && x_add(r, e) && x_cmp(r, NFT_CMP_NEQ, &zero, 4);
+			okay = okay && x_add(r, e) && bc_nftx_cmp(r, NFT_CMP_NEQ, &zero, 4);
 			break;
 		}
 		case BC_M_NDP: {
@@ -831,10 +832,10 @@ static int batch_rule(struct bc_nft_batch *b, const struct bc_ruleset *rs,
 			uint8_t nfproto = NFPROTO_IPV6;
 			if ((ret = batch_anon(b, *anon_id, 29 /* icmpv6_type */, 1, types, 2, owner)) < 0)
 				return ret;
-			okay = x_meta(r, NFT_META_NFPROTO) && x_cmp(r, NFT_CMP_EQ, &nfproto, 1) &&
+			okay = bc_nftx_meta(r, NFT_META_NFPROTO) && bc_nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1) &&
 			       x_l4proto(r, IPPROTO_ICMPV6) &&
-			       x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1) &&
-			       x_lookup(r, "__set%d", (*anon_id)++, false);
+			       bc_nftx_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1) &&
+			       bc_nftx_lookup(r, "__set%d", (*anon_id)++, false);
 			break;
 		}
 		case BC_M_DNS: {
@@ -843,16 +844,16 @@ static int batch_rule(struct bc_nft_batch *b, const struct bc_ruleset *rs,
 			    (ret = batch_anon(b, *anon_id + 1, BC_NFT_TYPE_INET_SERVICE, 2, ports, 2,
 					      owner)) < 0)
 				return ret;
-			okay = x_meta(r, NFT_META_L4PROTO) && x_lookup(r, "__set%d", (*anon_id)++, false) &&
-			       x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2) &&
-			       x_lookup(r, "__set%d", (*anon_id)++, false);
+			okay = bc_nftx_meta(r, NFT_META_L4PROTO) && bc_nftx_lookup(r, "__set%d", (*anon_id)++, false) &&
+			       bc_nftx_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2) &&
+			       bc_nftx_lookup(r, "__set%d", (*anon_id)++, false);
 			break;
 		}
 		case BC_M_UDP_443: {
 			uint16_t port = htons(443);
 			okay = x_l4proto(r, IPPROTO_UDP) &&
-			       x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2) &&
-			       x_cmp(r, NFT_CMP_EQ, &port, 2);
+			       bc_nftx_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2) &&
+			       bc_nftx_cmp(r, NFT_CMP_EQ, &port, 2);
 			break;
 		}
 		case BC_M_L4_TCP:
@@ -860,18 +861,18 @@ static int batch_rule(struct bc_nft_batch *b, const struct bc_ruleset *rs,
 			break;
 		case BC_M_TCP_DPORT_PORTS:
 			okay = x_l4proto(r, IPPROTO_TCP) &&
-			       x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2) &&
-			       x_lookup(r, "ports", set_id(rs, "ports"), false);
+			       bc_nftx_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2) &&
+			       bc_nftx_lookup(r, "ports", set_id(rs, "ports"), false);
 			break;
 		case BC_M_DADDR: {
 			uint8_t nfproto = m->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
 			if (have_nfproto != nfproto)
-				okay = x_meta(r, NFT_META_NFPROTO) && x_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+				okay = bc_nftx_meta(r, NFT_META_NFPROTO) && bc_nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1);
 			have_nfproto = nfproto;
 			okay = okay && (m->family == AF_INET
-					? x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 4)
-					: x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16)) &&
-			       x_lookup(r, m->set, set_id(rs, m->set), m->invert);
+					? bc_nftx_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 4)
+					: bc_nftx_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16)) &&
+			       bc_nftx_lookup(r, m->set, set_id(rs, m->set), m->invert);
 			break;
 		}
 		}

@@ -144,3 +144,12 @@ void bc_nft_batch_free(struct bc_nft_batch *b);
  * Fills keys (key_len bytes each) and flags up to max; returns the count. */
 size_t bc_rs_set_elements(const struct bc_rs_set *s, uint8_t (*keys)[16], uint32_t *flags,
 			  size_t max);
+
+/* libnftnl expression builders used by both rulesets (sandbox and host side):
+ * each appends one expression to r, working on register 1, and returns
+ * false when out of memory. */
+struct nftnl_rule;
+bool bc_nftx_meta(struct nftnl_rule *r, uint32_t key);
+bool bc_nftx_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len);
+bool bc_nftx_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint32_t len);
+bool bc_nftx_lookup(struct nftnl_rule *r, const char *set, uint32_t id, bool invert);

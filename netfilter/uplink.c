@@ -410,25 +410,25 @@ static void x_add(struct nftnl_rule **r, struct nftnl_expr *e)
 		nftnl_expr_free(e);
 }
 
+/* Apply a shared builder's result: out of memory drops the rule. */
+static void x_keep(struct nftnl_rule **r, bool ok)
+{
+	if (*r && !ok) {
+		nftnl_rule_free(*r);
+		*r = NULL;
+	}
+}
+
 static void x_meta(struct nftnl_rule **r, uint32_t key)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("meta");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
-	}
-	x_add(r, e);
+	if (*r)
+		x_keep(r, bc_nftx_meta(*r, key));
 }
 
 static void x_cmp(struct nftnl_rule **r, uint32_t op, const void *data, uint32_t len)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("cmp");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
-		nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
-	}
-	x_add(r, e);
+	if (*r)
+		x_keep(r, bc_nftx_cmp(*r, op, data, len));
 }
 
 /* meta iifname/oifname == name */
@@ -449,27 +449,14 @@ static void x_nfproto(struct nftnl_rule **r, uint8_t proto)
 /* ip saddr (offset 12) or daddr (16) into register 1 */
 static void x_ip(struct nftnl_rule **r, uint32_t offset)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("payload");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_NETWORK_HEADER);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, offset);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, 4);
-	}
-	x_add(r, e);
+	if (*r)
+		x_keep(r, bc_nftx_payload(*r, NFT_PAYLOAD_NETWORK_HEADER, offset, 4));
 }
 
 static void x_lookup(struct nftnl_rule **r, const char *set, uint32_t id, bool invert)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
-		nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, id);
-		if (invert)
-			nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, NFT_LOOKUP_F_INV);
-	}
-	x_add(r, e);
+	if (*r)
+		x_keep(r, bc_nftx_lookup(*r, set, id, invert));
 }
 
 static void x_ct_established(struct nftnl_rule **r)
