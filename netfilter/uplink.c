@@ -72,9 +72,9 @@ static uint32_t seq_next(void)
 	return ++seq;
 }
 
-/* Send nlh on fd (a NETLINK_ROUTE socket) and wait for its answer: the
+/* Send nlh on fd (a netlink socket: rtnetlink, or nf_tables for a get) and wait for its answer: the
  * ACK, or with reply set, the first non-error message copied there. */
-static int rtnl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
+static int nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	union { char buf[MNL_SOCKET_BUFFER_SIZE]; struct nlmsghdr align; } u;
@@ -134,7 +134,7 @@ static int link_add_veth(int fd, const char *host, pid_t pid)
 	mnl_attr_nest_end(nlh, peer);
 	mnl_attr_nest_end(nlh, data);
 	mnl_attr_nest_end(nlh, info);
-	return rtnl_talk(fd, nlh, NULL, 0);
+	return nl_talk(fd, nlh, NULL, 0);
 }
 
 static int link_del(int fd, const char *name)
@@ -145,7 +145,7 @@ static int link_del(int fd, const char *name)
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	return rtnl_talk(fd, nlh, NULL, 0);
+	return nl_talk(fd, nlh, NULL, 0);
 }
 
 /* The ifindex of name in the netns fd lives in. */
@@ -159,7 +159,7 @@ static int link_index(int fd, const char *name)
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	memset(&reply, 0, sizeof reply);
-	int r = rtnl_talk(fd, nlh, reply.buf, sizeof reply.buf);
+	int r = nl_talk(fd, nlh, reply.buf, sizeof reply.buf);
 	if (r < 0)
 		return r;
 	if (reply.align.nlmsg_type != RTM_NEWLINK ||
@@ -179,7 +179,7 @@ static int link_up(int fd, int index)
 	ifi->ifi_index = index;
 	ifi->ifi_flags = IFF_UP;
 	ifi->ifi_change = IFF_UP;
-	return rtnl_talk(fd, nlh, NULL, 0);
+	return nl_talk(fd, nlh, NULL, 0);
 }
 
 static int addr_add(int fd, int index, uint32_t addr, uint8_t prefix)
@@ -195,7 +195,7 @@ static int addr_add(int fd, int index, uint32_t addr, uint8_t prefix)
 	ifa->ifa_index = (uint32_t)index;
 	mnl_attr_put(nlh, IFA_LOCAL, 4, &a);
 	mnl_attr_put(nlh, IFA_ADDRESS, 4, &a);
-	return rtnl_talk(fd, nlh, NULL, 0);
+	return nl_talk(fd, nlh, NULL, 0);
 }
 
 static int route_default(int fd, int index, uint32_t gw)
@@ -213,7 +213,7 @@ static int route_default(int fd, int index, uint32_t gw)
 	rt->rtm_type = RTN_UNICAST;
 	mnl_attr_put(nlh, RTA_GATEWAY, 4, &g);
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
-	return rtnl_talk(fd, nlh, NULL, 0);
+	return nl_talk(fd, nlh, NULL, 0);
 }
 
 /* ---- the host table ---------------------------------------------------- */
@@ -665,11 +665,31 @@ static int host_table_add(int fd, const char *table, const char *ifname, uint32_
 }
 
 /* Delete the table if it is there: 1 if it was, 0 if not, -errno. */
+/* Does the host table exist? 1, 0, or -errno. A GETTABLE costs little;
+ * a DELTABLE batch the kernel refuses costs a grace period (about 15 ms
+ * here), so slots are checked before they are cleaned. */
+static int host_table_exists(int fd, const char *table)
+{
+	char buf[256] = { 0 };
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET, 0, 0);
+	struct nftnl_table *t = nftnl_table_alloc();
+	if (!t)
+		return -ENOMEM;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, table);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	nftnl_table_free(t);
+	int r = nl_talk(fd, nlh, NULL, 0);
+	return r == 0 ? 1 : r == -ENOENT ? 0 : r;
+}
+
 static int host_table_del(int fd, const char *table, struct bc_error *err)
 {
 	struct hbatch h;
 	struct bc_error e = { 0 };
-	int r = hb_start(&h, table);
+	int r = host_table_exists(fd, table);
+	if (r <= 0)
+		return r == 0 ? 0 : bc_error_errno(err, -r, "host table %s: look it up", table);
+	r = hb_start(&h, table);
 	if (r < 0)
 		return bc_error_errno(err, -r, "host table %s", table);
 	hb_table(&h, NFT_MSG_DELTABLE, 0);
