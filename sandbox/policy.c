@@ -128,6 +128,13 @@ static const struct key keys[] = {
 };
 #define N_KEYS ARRAY_SIZE(keys)
 
+/* The items a list key holds so far, as hashed byte strings (open
+ * addressing, at most half full), so "listed twice" costs O(1) per item. */
+struct seen {
+	struct seen_slot { uint64_t hash; char *bytes; size_t len; } *slot;
+	size_t cap, n;
+};
+
 struct parser {
 	struct bc_policy *p;
 	const char *file;
@@ -139,6 +146,7 @@ struct parser {
 	unsigned first_line[N_KEYS]; /* where each key was set, 0 if not */
 	unsigned err_line;           /* line of our first error, 0 if none */
 	struct bc_error err;
+	struct seen seen[N_KEYS];    /* duplicate check of each list key */
 };
 
 /* ---- messages ------------------------------------------------------------ */
@@ -280,6 +288,69 @@ static void list_clear(struct bc_policy *p, const struct key *k)
 		*arr = NULL;
 		*count_field(p, k) = 0;
 	}
+}
+
+/* ---- duplicates -------------------------------------------------------------- */
+
+static uint64_t fnv1a(const void *b, size_t len)
+{
+	const uint8_t *p = b;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static struct seen_slot *seen_find(struct seen_slot *slot, size_t cap, uint64_t h,
+				   const void *b, size_t len)
+{
+	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!slot[i].bytes ||
+		    (slot[i].hash == h && slot[i].len == len && memcmp(slot[i].bytes, b, len) == 0))
+			return &slot[i];
+}
+
+/* Record item b (len bytes) of list key k: 1 if k already holds it, 0 if
+ * added, -ENOMEM. */
+static int seen_add(struct parser *st, const struct key *k, const void *b, size_t len)
+{
+	struct seen *s = &st->seen[k - keys];
+	uint64_t h = fnv1a(b, len);
+	if (s->n + 1 > s->cap / 2) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct seen_slot *slot = calloc(cap, sizeof *slot);
+		if (!slot)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->slot[i].bytes)
+				continue;
+			size_t j = s->slot[i].hash & (cap - 1);
+			while (slot[j].bytes)
+				j = (j + 1) & (cap - 1);
+			slot[j] = s->slot[i];
+		}
+		free(s->slot);
+		s->slot = slot;
+		s->cap = cap;
+	}
+	struct seen_slot *e = seen_find(s->slot, s->cap, h, b, len);
+	if (e->bytes)
+		return 1;
+	if (!(e->bytes = malloc(len ? len : 1)))
+		return -ENOMEM;
+	memcpy(e->bytes, b, len);
+	e->hash = h;
+	e->len = len;
+	s->n++;
+	return 0;
+}
+
+static void seen_clear(struct seen *s)
+{
+	for (size_t i = 0; i < s->cap; i++)
+		free(s->slot[i].bytes);
+	free(s->slot);
+	*s = (struct seen){ 0 };
 }
 
 /* ---- value checks ------------------------------------------------------- */
@@ -426,7 +497,10 @@ static int check_domain(struct parser *st, const struct key *k, const char *v, c
 	if (strspn(last, "0123456789") == strlen(last))
 		return fail(st, "%s: '%s' is not a valid domain (the last label is numeric)",
 			    k->name, shown(v, b));
-	if (bc_strv_contains(&st->p->allow_domains, out))
+	int r = seen_add(st, k, out, strlen(out));
+	if (r < 0)
+		return nomem(st);
+	if (r > 0)
 		return fail(st, "%s: '%s' is listed twice", k->name, shown(out, b));
 	if (wild && public_suffix(name))
 		return warn(st, st->line, "%s: %s allows every site under the public suffix %s",
@@ -452,10 +526,11 @@ static int check_env(struct parser *st, const struct key *k, const char *v)
 	if (strncmp(v, "BROWSERCAGE_", 12) == 0)
 		return fail(st, "%s: %.*s cannot be set: BROWSERCAGE_* variables are set by the launcher",
 			    k->name, (int)klen, v);
-	const struct bc_strv *env = &st->p->env;
-	for (size_t i = 0; i < env->n; i++)
-		if (strncmp(env->v[i], v, klen + 1) == 0)
-			return fail(st, "%s: %.*s is set twice", k->name, (int)klen, v);
+	int r = seen_add(st, k, v, klen + 1);        /* "KEY=" */
+	if (r < 0)
+		return nomem(st);
+	if (r > 0)
+		return fail(st, "%s: %.*s is set twice", k->name, (int)klen, v);
 	return 0;
 }
 
@@ -505,11 +580,13 @@ static int check_cidr(struct parser *st, const struct key *k, const char *v, str
 		return fail(st, "%s: expected a single address, got '%s'", k->name, shown(v, b));
 	if (bc_cidr_contains(&v4mapped, c))
 		return fail(st, "%s: %s is an IPv4-mapped IPv6 address: write the IPv4 form", k->name, text);
-	const struct bc_cidr *arr = *(struct bc_cidr *const *)field(st->p, k);
-	for (size_t i = 0; i < *count_field(st->p, k); i++)
-		if (memcmp(&arr[i], c, sizeof *c) == 0)
-			return fail(st, "%s: %s is listed twice", k->name, text);
-	int r = 0;
+	uint8_t key[2 + sizeof c->addr] = { (uint8_t)c->family, c->prefix };
+	memcpy(key + 2, c->addr, sizeof c->addr);
+	int r = seen_add(st, k, key, sizeof key);
+	if (r < 0)
+		return nomem(st);
+	if (r > 0)
+		return fail(st, "%s: %s is listed twice", k->name, text);
 	if (k->flags & CIDR_NO_METADATA)
 		r = check_metadata(st, k, c, text);
 	if (r >= 0 && (k->flags & CIDR_WARN_WIDE) && c->prefix < (c->family == AF_INET ? 8 : 32))
@@ -556,7 +633,9 @@ static int list_item(struct parser *st, const struct key *k, const char *v)
 	case K_PATHS:
 		if ((r = check_path(st, k, v, norm)) < 0)
 			return r;
-		if (bc_strv_contains(field(st->p, k), norm))
+		if ((r = seen_add(st, k, norm, strlen(norm))) < 0)
+			return nomem(st);
+		if (r > 0)
 			return fail(st, "%s: %s is listed twice", k->name, shown(norm, b));
 		if (ro_bind_sensitive(norm) && (r = warn(st, st->line, "%s: %s exposes sensitive host state",
 							 k->name, norm)) < 0)
@@ -574,9 +653,10 @@ static int list_item(struct parser *st, const struct key *k, const char *v)
 			return fail(st, "%s: %s is out of range (3 to 65535; 0, 1 and 2 are always passed)",
 				    k->name, shown(v, b));
 		int ifd = (int)fd;
-		for (size_t i = 0; i < st->p->n_pass_fds; i++)
-			if (st->p->pass_fds[i] == ifd)
-				return fail(st, "%s: %d is listed twice", k->name, ifd);
+		if ((r = seen_add(st, k, &ifd, sizeof ifd)) < 0)
+			return nomem(st);
+		if (r > 0)
+			return fail(st, "%s: %d is listed twice", k->name, ifd);
 		return array_push(st, k, &ifd, sizeof ifd);
 	}
 	case K_CIDRS: {
@@ -776,6 +856,7 @@ static int value_set(struct parser *st, const struct key *k, const char *v)
 	}
 	default:
 		list_clear(st->p, k);        /* the file's list replaces the default */
+		seen_clear(&st->seen[k - keys]);
 		return list_add(st, k, v);
 	}
 }
@@ -1047,6 +1128,8 @@ int bc_policy_parse(struct bc_policy *p, const char *name, const char *text, siz
 		st.line = 0;
 		policy_lint(&st);
 	}
+	for (size_t i = 0; i < N_KEYS; i++)
+		seen_clear(&st.seen[i]);
 	if (st.err.code) {
 		bc_error_set(err, st.err.code, "%s", st.err.msg);
 		bc_policy_free(p);
