@@ -119,7 +119,6 @@ struct readback {
 	struct { char name[64]; uint32_t flags, key_type, key_len; } sets[32];
 	size_t n_sets;
 	bool overflow;
-	struct nftnl_set *elems;     /* GETSETELEM target */
 };
 
 static bool ours(const char *table, uint32_t family)
@@ -221,15 +220,9 @@ static int set_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int elem_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct readback *rb = data;
-	return nftnl_set_elems_nlmsg_parse(nlh, rb->elems) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
-}
-
 /* Send one dump request and run cb on every answer until NLMSG_DONE. */
 static int nl_dump(int fd, uint16_t type, const struct nftnl_set *elems_of, mnl_cb_t cb,
-		   struct readback *rb)
+		   void *data)
 {
 	_cleanup_free_ char *buf = calloc(1, RECV_BUF);
 	uint32_t seq = (uint32_t)time(NULL);
@@ -249,7 +242,7 @@ static int nl_dump(int fd, uint16_t type, const struct nftnl_set *elems_of, mnl_
 			continue;
 		if (n < 0)
 			return -errno;
-		ret = mnl_cb_run(buf, (size_t)n, seq, 0, cb, rb);
+		ret = mnl_cb_run(buf, (size_t)n, seq, 0, cb, data);
 		if (ret < 0)
 			return -errno;
 		if (ret == MNL_CB_STOP)
@@ -258,6 +251,7 @@ static int nl_dump(int fd, uint16_t type, const struct nftnl_set *elems_of, mnl_
 	return -EPROTO;
 }
 
+/* One element as the kernel reports it: key and the interval-end flag. */
 struct kelem {
 	uint8_t key[16];
 	uint32_t flags;
@@ -270,64 +264,99 @@ static int kelem_cmp(const void *a, const void *b)
 	return c ? c : (x->flags > y->flags) - (x->flags < y->flags);
 }
 
+/* The elements of a GETSETELEM dump, read straight from the attributes
+ * (no libnftnl objects: one flat array, whatever the set's size). Counts
+ * past max are counted, not stored. */
 struct kelems {
 	struct kelem *v;
 	size_t n, max;
+	bool bad;                    /* an element without a readable key */
 };
 
-static int kelem_collect(struct nftnl_set_elem *e, void *data)
+static void kelem_parse(const struct nlattr *elem, struct kelems *k)
 {
-	struct kelems *k = data;
-	uint32_t len = 0;
-	const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+	const struct nlattr *a, *d;
+	struct kelem e = { 0 };
+	bool have_key = false;
 
-	if (k->n < k->max) {
-		memset(&k->v[k->n], 0, sizeof(k->v[0]));
-		if (key)
-			memcpy(k->v[k->n].key, key, len < 16 ? len : 16);
-		k->v[k->n].flags = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS)
-			? nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) & NFT_SET_ELEM_INTERVAL_END : 0;
+	mnl_attr_for_each_nested(a, elem) {
+		switch (mnl_attr_get_type(a)) {
+		case NFTA_SET_ELEM_KEY:
+			mnl_attr_for_each_nested(d, a) {
+				uint16_t len = mnl_attr_get_payload_len(d);
+				if (mnl_attr_get_type(d) != NFTA_DATA_VALUE || len > sizeof(e.key))
+					continue;
+				memcpy(e.key, mnl_attr_get_payload(d), len);
+				have_key = true;
+			}
+			break;
+		case NFTA_SET_ELEM_FLAGS:
+			if (mnl_attr_get_payload_len(a) == sizeof(uint32_t))
+				e.flags = ntohl(mnl_attr_get_u32(a)) & NFT_SET_ELEM_INTERVAL_END;
+			break;
+		}
 	}
+	if (!have_key)
+		k->bad = true;
+	if (k->n < k->max)
+		k->v[k->n] = e;
 	k->n++;
-	return 0;
 }
 
-/* Compare the kernel's elements of set s with those the batch sent. */
-static int verify_elems(int fd, const struct bc_rs_set *s, struct readback *rb,
-			struct bc_error *err)
+static int elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *a, *elem;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_SET_ELEM_LIST_ELEMENTS)
+			continue;
+		mnl_attr_for_each_nested(elem, a)
+			if (mnl_attr_get_type(elem) == NFTA_LIST_ELEM)
+				kelem_parse(elem, data);
+	}
+	return MNL_CB_OK;
+}
+
+/* Compare the kernel's elements of set s with those the batch sent: the
+ * same count, then both sides sorted and walked in step, so a missing, an
+ * extra or a changed element is found whatever order the kernel dumps in. */
+static int verify_elems(int fd, const struct bc_rs_set *s, struct bc_error *err)
 {
 	size_t want_n = bc_rs_set_elements(s, NULL, NULL, 0);
-	_cleanup_free_ struct kelem *want = calloc(want_n + 1, sizeof(*want));
-	_cleanup_free_ struct kelem *got = calloc(want_n + 1, sizeof(*got));
+	/* want[0, want_n) then got[want_n, 2 want_n + 1): one allocation */
+	_cleanup_free_ struct kelem *v = calloc(2 * want_n + 1, sizeof(*v));
 	_cleanup_free_ uint8_t (*keys)[16] = calloc(want_n + 1, 16);
 	_cleanup_free_ uint32_t *flags = calloc(want_n + 1, sizeof(*flags));
-	struct kelems k = { .v = got, .max = want_n + 1 };
+	struct kelems k = { .v = v ? v + want_n : NULL, .max = want_n + 1 };
+	struct nftnl_set *req = nftnl_set_alloc();
 	int ret;
 
-	if (!want || !got || !keys || !flags || !(rb->elems = nftnl_set_alloc()))
+	if (!v || !keys || !flags || !req) {
+		if (req)
+			nftnl_set_free(req);
 		return bc_error_errno(err, ENOMEM, "nft: reading back set %s", s->name);
-	nftnl_set_set_str(rb->elems, NFTNL_SET_TABLE, BC_NFT_TABLE);
-	nftnl_set_set_str(rb->elems, NFTNL_SET_NAME, s->name);
-	nftnl_set_set_u32(rb->elems, NFTNL_SET_FAMILY, NFPROTO_INET);
-	ret = nl_dump(fd, NFT_MSG_GETSETELEM, rb->elems, elem_cb, rb);
-	if (ret == 0)
-		nftnl_set_elem_foreach(rb->elems, kelem_collect, &k);
-	nftnl_set_free(rb->elems);
-	rb->elems = NULL;
+	}
+	nftnl_set_set_str(req, NFTNL_SET_TABLE, BC_NFT_TABLE);
+	nftnl_set_set_str(req, NFTNL_SET_NAME, s->name);
+	nftnl_set_set_u32(req, NFTNL_SET_FAMILY, NFPROTO_INET);
+	ret = nl_dump(fd, NFT_MSG_GETSETELEM, req, elem_cb, &k);
+	nftnl_set_free(req);
 	if (ret < 0)
 		return bc_error_errno(err, -ret, "nft: reading back the elements of set %s", s->name);
+	if (k.bad)
+		return bc_error_set(err, EPROTO, "nft: set %s holds an element without a key", s->name);
 	if (k.n != want_n)
 		return bc_error_set(err, EPROTO, "nft: set %s holds %zu elements, expected %zu",
 				    s->name, k.n, want_n);
 	bc_rs_set_elements(s, keys, flags, want_n);
 	for (size_t i = 0; i < want_n; i++) {
-		memcpy(want[i].key, keys[i], 16);
-		want[i].flags = flags[i];
+		memcpy(v[i].key, keys[i], 16);
+		v[i].flags = flags[i];
 	}
-	qsort(want, want_n, sizeof(*want), kelem_cmp);
-	qsort(got, want_n, sizeof(*got), kelem_cmp);
+	qsort(v, want_n, sizeof(*v), kelem_cmp);
+	qsort(k.v, want_n, sizeof(*v), kelem_cmp);
 	for (size_t i = 0; i < want_n; i++)
-		if (kelem_cmp(&want[i], &got[i]) != 0)
+		if (kelem_cmp(&v[i], &k.v[i]) != 0)
 			return bc_error_set(err, EPROTO, "nft: set %s: element %zu differs from what was sent",
 					    s->name, i + 1);
 	return 0;
@@ -403,7 +432,7 @@ static int verify_fd(int fd, const struct bc_ruleset *rs, struct bc_error *err)
 		if (rb->sets[j].flags != s->flags || rb->sets[j].key_type != s->key_type ||
 		    rb->sets[j].key_len != s->key_len)
 			return bc_error_set(err, EPROTO, "nft: set %s has the wrong type or flags", s->name);
-		if ((ret = verify_elems(fd, s, rb, err)) < 0)
+		if ((ret = verify_elems(fd, s, err)) < 0)
 			return ret;
 	}
 	return 0;
