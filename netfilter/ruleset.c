@@ -119,6 +119,29 @@ static void ranges_normalise(struct bc_rs_set *s)
 	s->n_ranges = out + 1;
 }
 
+/* Move the single addresses of the normalised interval set from into the
+ * plain (hash) set to: one element each instead of a start and an end, and
+ * a hash insert instead of an interval-tree one. Order is kept. */
+static int hosts_split(struct bc_rs_set *from, struct bc_rs_set *to)
+{
+	size_t kept = 0, hosts = 0;
+
+	for (size_t i = 0; i < from->n_ranges; i++)
+		hosts += memcmp(from->ranges[i].lo, from->ranges[i].hi, from->key_len) == 0;
+	if (hosts == 0)
+		return 0;
+	if (!(to->ranges = calloc(hosts, sizeof(*to->ranges))))
+		return -ENOMEM;
+	for (size_t i = 0; i < from->n_ranges; i++) {
+		if (memcmp(from->ranges[i].lo, from->ranges[i].hi, from->key_len) == 0)
+			to->ranges[to->n_ranges++] = from->ranges[i];
+		else
+			from->ranges[kept++] = from->ranges[i];
+	}
+	from->n_ranges = kept;
+	return 0;
+}
+
 static struct bc_rs_set *set_add(struct bc_ruleset *rs, const char *name, int family,
 				 uint32_t flags)
 {
@@ -223,14 +246,18 @@ static bool ports_have(const struct bc_policy *p, uint16_t port)
 
 int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 {
-	static const char *const fam_name[2][7] = {
-		{ "metadata4", "deny_private4", "open_private4", "allow4", "static4", "private4",
-		  "allow4-quic" },
-		{ "metadata6", "deny_private6", "open_private6", "allow6", "static6", "private6",
-		  "allow6-quic" },
+	static const char *const fam_name[2][6] = {
+		{ "metadata4", "deny_private4", "open_private4", "allow4", "static4", "private4" },
+		{ "metadata6", "deny_private6", "open_private6", "allow6", "static6", "private6" },
 	};
-	static const char *const static_quic[2] = { "static4-quic", "static6-quic" };
+	/* the accepting sets, in rule order: each set's rule and its QUIC rule */
+	static const char *const accepts[3][2][2] = {
+		{ { "allow4", "allow4-quic" }, { "allow6", "allow6-quic" } },
+		{ { "static4", "static4-quic" }, { "static6", "static6-quic" } },
+		{ { "hosts4", "hosts4-quic" }, { "hosts6", "hosts6-quic" } },
+	};
 	bool quic_open = p->allow_quic && ports_have(p, 443);
+	struct bc_rs_set *statics[2], *hosts[2];
 	struct bc_rs_rule *r;
 	int ret = -ENOMEM;
 
@@ -270,12 +297,15 @@ int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 	for (int f = 0; f < 2; f++)
 		set_add(rs, fam_name[f][3], f ? AF_INET6 : AF_INET, NFT_SET_TIMEOUT);
 	for (int f = 0; f < 2; f++) {
-		struct bc_rs_set *s = set_add(rs, fam_name[f][4], f ? AF_INET6 : AF_INET,
-					      NFT_SET_INTERVAL);
+		struct bc_rs_set *s = statics[f] = set_add(rs, fam_name[f][4], f ? AF_INET6 : AF_INET,
+							   NFT_SET_INTERVAL);
 		if ((ret = set_push_cidrs(s, f ? AF_INET6 : AF_INET, p->allow_cidrs,
 					  p->n_allow_cidrs)) < 0)
 			goto fail;
 	}
+	/* filled from static4/6 once those are normalised */
+	for (int f = 0; f < 2; f++)
+		hosts[f] = set_add(rs, accepts[2][f][0], f ? AF_INET6 : AF_INET, 0);
 	struct bc_rs_set *ports = set_add(rs, "ports", 0, NFT_SET_INTERVAL);
 	for (size_t i = 0; i < p->n_allow_ports; i++) {
 		struct bc_rs_range pr;
@@ -287,6 +317,9 @@ int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 	}
 	for (size_t i = 0; i < rs->n_sets; i++)
 		ranges_normalise(&rs->sets[i]);
+	for (int f = 0; f < 2; f++)
+		if ((ret = hosts_split(statics[f], hosts[f])) < 0)
+			goto fail;
 
 	r = rule_add(rs, "input", "lo", NULL, BC_V_ACCEPT);
 	rule_match(r, BC_M_IIF_LO, 0, NULL, false);
@@ -316,17 +349,16 @@ int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 		rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][1], false);
 		rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][2], true);
 	}
-	/* allow (3) then static (4): same shape, different set */
-	for (int which = 3; which <= 4; which++) {
+	/* allow, static, hosts: same shape, different set */
+	for (int which = 0; which < 3; which++) {
 		for (int f = 0; f < 2; f++) {
-			r = rule_add(rs, "output", fam_name[f][which], NULL, BC_V_ACCEPT);
-			rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][which], false);
+			r = rule_add(rs, "output", accepts[which][f][0], NULL, BC_V_ACCEPT);
+			rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, accepts[which][f][0], false);
 			rule_match(r, BC_M_TCP_DPORT_PORTS, 0, NULL, false);
 			if (!quic_open)
 				continue;
-			r = rule_add(rs, "output", which == 3 ? fam_name[f][6] : static_quic[f], NULL,
-				     BC_V_ACCEPT);
-			rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][which], false);
+			r = rule_add(rs, "output", accepts[which][f][1], NULL, BC_V_ACCEPT);
+			rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, accepts[which][f][0], false);
 			rule_match(r, BC_M_UDP_443, 0, NULL, false);
 		}
 	}
@@ -401,7 +433,8 @@ static void set_print(const struct bc_rs_set *s, FILE *out)
 	fprintf(out, "\tset %s {\n\t\ttype %s\n", s->name,
 		s->key_type == BC_NFT_TYPE_IPADDR ? "ipv4_addr"
 		: s->key_type == BC_NFT_TYPE_IP6ADDR ? "ipv6_addr" : "inet_service");
-	fprintf(out, "\t\tflags %s\n", s->flags & NFT_SET_TIMEOUT ? "timeout" : "interval");
+	if (s->flags)
+		fprintf(out, "\t\tflags %s\n", s->flags & NFT_SET_TIMEOUT ? "timeout" : "interval");
 	if (s->n_ranges > 0) {
 		fputs("\t\telements = { ", out);
 		for (size_t i = 0, count = 0; i < s->n_ranges; i++) {

@@ -56,6 +56,15 @@ out=$(in_new_netns "'$APPLY' '$P/full.ini' && '$APPLY' --verify '$P/full.ini' &&
 	'$APPLY' --verify '$P/full.ini'" 2>&1)
 check "read-back of a fresh commit passes" grep -q "^verified" <<<"$out"
 check "read-back names a set that lost an element" grep -q "set metadata4 holds" <<<"$out"
+out=$(in_new_netns "'$APPLY' '$P/full.ini' && nft add element inet browsercage hosts4 '{ 203.0.113.8 }' &&
+	'$APPLY' --verify '$P/full.ini'" 2>&1)
+check "read-back names a set with an extra element" grep -q "set hosts4 holds 3 elements, expected 2" <<<"$out"
+out=$(in_new_netns "'$APPLY' '$P/full.ini' && nft delete element inet browsercage hosts6 '{ 3fff::7 }' &&
+	nft add element inet browsercage hosts6 '{ 3fff::8 }' && '$APPLY' --verify '$P/full.ini'" 2>&1)
+check "read-back names a set whose element was swapped" grep -q "set hosts6: element 1 differs" <<<"$out"
+out=$(in_new_netns "'$APPLY' '$P/full.ini' && nft delete element inet browsercage static4 '{ 10.20.0.0/16 }' &&
+	nft add element inet browsercage static4 '{ 10.20.0.0/15 }' && '$APPLY' --verify '$P/full.ini'" 2>&1)
+check "read-back names an interval set whose range was widened" grep -q "set static4: element .* differs" <<<"$out"
 out=$(in_new_netns "'$APPLY' '$P/full.ini' &&
 	nft delete rule inet browsercage output handle \$(nft -a list chain inet browsercage output |
 		sed -n 's/.*comment \"metadata6\" # handle //p') &&
@@ -71,7 +80,8 @@ check "read-back of another policy's table fails" grep -q "nft: " <<<"$out"
 fakenet_make bcnft 198.51.100.2/24 198.51.100.1 2001:db8:1::2/64 2001:db8:1::1
 S=$H
 inS() { inH "$@"; }
-fakenet_hold 169.254.169.254 169.254.1.1 10.20.0.1 10.30.0.1 fd00:ec2::254
+fakenet_hold 169.254.169.254 169.254.1.1 10.20.0.1 10.30.0.1 fd00:ec2::254 203.0.113.7 203.0.113.8 \
+	3fff::7
 
 fakenet_serve $I "$SCRATCH/serve.out" "$APPLY" --serve 53 80 443 8080 9999
 fakenet_ready "$SCRATCH/serve.out" || { fail "listener started"; diag "$(cat "$SCRATCH/serve.out")"; done_testing; exit 1; }
@@ -99,6 +109,10 @@ expect "full: opened and allowed private address connects" connected connect 10.
 expect "full: private address not opened is refused" unreachable connect 10.30.0.1 80
 expect "full: metadata endpoint refused" unreachable connect 169.254.169.254 80
 expect "full: IPv6 static CIDR connects (NDP allowed)" connected connect 2001:db8:1::1 80
+expect "full: allowed single address (hosts4) connects" connected connect 203.0.113.7 80
+expect "full: its neighbour, not listed, is refused" refused connect 203.0.113.8 80
+expect "full: allowed single address on another port: refused" refused connect 203.0.113.7 9999
+expect "full: allowed single IPv6 address (hosts6) connects" connected connect 3fff::7 80
 
 apply any
 expect "any: 0.0.0.0/0 reaches the fake internet" connected connect 198.51.100.1 9999

@@ -51,7 +51,7 @@ static void policy_default(struct bc_policy *p)
 	p->net_mode = BC_NET_FILTERED;
 }
 
-static struct bc_cidr full_cidrs[4], full_private[2], any_cidrs[2], any_private[1];
+static struct bc_cidr full_cidrs[8], full_private[2], any_cidrs[2], any_private[1];
 static struct bc_ports full_ports[] = { { 8000, 8100 }, { 443, 443 }, { 53, 53 }, { 80, 80 },
 					{ 8080, 8080 } };
 static struct bc_ports any_ports[] = { { 1, 65535 } };
@@ -64,10 +64,15 @@ static void policy_full(struct bc_policy *p)
 	full_cidrs[1] = cidr("2001:db8::/32");
 	full_cidrs[2] = cidr("198.51.100.128/25");
 	full_cidrs[3] = cidr("10.20.0.0/16");
+	/* single addresses: hosts4/6, but 198.51.100.77 stays in the /24 */
+	full_cidrs[4] = cidr("203.0.113.9/32");
+	full_cidrs[5] = cidr("203.0.113.7");
+	full_cidrs[6] = cidr("198.51.100.77/32");
+	full_cidrs[7] = cidr("3fff::7/128");
 	full_private[0] = cidr("10.20.0.0/16");
 	full_private[1] = cidr("fd12:3456::/32");
 	p->allow_cidrs = full_cidrs;
-	p->n_allow_cidrs = 4;
+	p->n_allow_cidrs = 8;
 	p->allow_private = full_private;
 	p->n_allow_private = 2;
 	p->allow_ports = full_ports;
@@ -176,6 +181,24 @@ static void test_model(void)
 	is_int(bc_ruleset_build(&p, &rs), 0, "full: builds");
 	const struct bc_rs_set *s = bc_ruleset_set(&rs, "static4");
 	ok(s && s->n_ranges == 2, "a CIDR inside another one is merged away");
+	s = bc_ruleset_set(&rs, "hosts4");
+	ok(s && s->n_ranges == 2 && s->flags == 0 && s->ranges[0].lo[3] == 7 && s->ranges[1].lo[3] == 9,
+	   "single addresses go to the plain set hosts4, sorted; one inside a range does not");
+	ok(s && bc_rs_set_elements(s, NULL, NULL, 0) == 2, "hosts4: one element per address");
+	s = bc_ruleset_set(&rs, "hosts6");
+	ok(s && s->n_ranges == 1 && s->key_len == 16 && s->ranges[0].lo[15] == 7, "hosts6 holds 3fff::7");
+	/* every deny rule comes before the first accept on an address set */
+	size_t last_deny = 0, first_allow = 0;
+	for (size_t i = 0; i < rs.n_rules; i++) {
+		if (strcmp(rs.rules[i].chain, "output") != 0 || rs.rules[i].n_m == 0 ||
+		    rs.rules[i].m[0].kind != BC_M_DADDR)
+			continue;
+		if (rs.rules[i].verdict != BC_V_ACCEPT)
+			last_deny = i;
+		else if (!first_allow)
+			first_allow = i;
+	}
+	ok(last_deny && first_allow && last_deny < first_allow, "deny sets before every allow set");
 	s = bc_ruleset_set(&rs, "ports");
 	ok(s && s->n_ranges == 4, "8080 merges into 8000-8100: four port entries");
 	s = bc_ruleset_set(&rs, "metadata6");
@@ -246,14 +269,15 @@ static void test_batch(void)
 	count_msgs(&b, c);
 	is_int(c[NFT_MSG_NEWTABLE], 1, "one table");
 	is_int(c[NFT_MSG_NEWCHAIN], 2, "two chains");
-	/* 11 named sets + anonymous: ndp (input, output) and dns x2 */
-	is_int(c[NFT_MSG_NEWSET], 11 + 4, "named and anonymous sets");
+	/* 13 named sets + anonymous: ndp (input, output) and dns x2 */
+	is_int(c[NFT_MSG_NEWSET], 13 + 4, "named and anonymous sets");
 	/* elements: metadata4/6, deny_private4/6, ports + 4 anonymous */
 	is_int(c[NFT_MSG_NEWSETELEM], 5 + 4, "element messages for non-empty sets");
 	/* input: lo, established, ndp; output: lo, established, ndp, dns, quic,
-	 * metadata x2, private x2, allow x2, static x2, refused-tcp, refused */
-	is_int(c[NFT_MSG_NEWRULE], 3 + 15, "rules");
-	is_int(b.n_msgs, 2 + 1 + 2 + 15 + 9 + 18, "messages including batch begin and end");
+	 * metadata x2, private x2, allow x2, static x2, hosts x2, refused-tcp,
+	 * refused */
+	is_int(c[NFT_MSG_NEWRULE], 3 + 17, "rules");
+	is_int(b.n_msgs, 2 + 1 + 2 + 17 + 9 + 20, "messages including batch begin and end");
 	is_int(b.n_acks, b.n_msgs - 2, "every message but begin/end asks for an ACK");
 	is_str(bc_nft_batch_what(&b, 1000 + 1), "table inet browsercage", "NACK of message 1 names the table");
 	is_str(bc_nft_batch_what(&b, 1000 + (uint32_t)b.n_msgs - 2), "rule output \"refused\"",
@@ -266,9 +290,10 @@ static void test_batch(void)
 	is_int(bc_ruleset_build(&p, &rs), 0, "full: builds");
 	is_int(bc_ruleset_batch(&rs, 1, &b), 0, "full: batch builds");
 	count_msgs(&b, c);
-	/* no quic reject; allow4/6-quic and static4/6-quic added */
-	is_int(c[NFT_MSG_NEWRULE], 3 + 15 - 1 + 4, "full: rules");
-	is_int(c[NFT_MSG_NEWSETELEM], 9 + 4, "full: open_private4/6 and static4/6 have elements");
+	/* no quic reject; allow4/6-quic, static4/6-quic and hosts4/6-quic added */
+	is_int(c[NFT_MSG_NEWRULE], 3 + 17 - 1 + 6, "full: rules");
+	is_int(c[NFT_MSG_NEWSETELEM], 9 + 6,
+	       "full: open_private4/6, static4/6 and hosts4/6 have elements");
 	bc_nft_batch_free(&b);
 	bc_ruleset_free(&rs);
 }
