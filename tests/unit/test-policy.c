@@ -994,6 +994,91 @@ static void test_sha256(void)
 	}
 }
 
+/* A [network] list key of n generated items, 6 to a line from line 3 on.
+ * Item i is fmt with v / 256 and v % 256, where v is i, or dup_of if i == at. */
+__attribute__((format(printf, 2, 0)))
+static char *long_list(const char *key, const char *fmt, int n, int at, int dup_of)
+{
+	size_t cap = 64 + (size_t)n * 48, o = 0;
+	char *t = malloc(cap);
+	if (!t)
+		return NULL;
+	o += (size_t)snprintf(t + o, cap - o, "[network]\n%s =", key);
+	for (int i = 0; i < n; i++) {
+		o += (size_t)snprintf(t + o, cap - o, "%s", i % 6 == 0 ? "\n  " : " ");
+		int v = i == at ? dup_of : i;
+		o += (size_t)snprintf(t + o, cap - o, fmt, v / 256, v % 256);
+		o += (size_t)snprintf(t + o, cap - o, "%s", i + 1 < n ? "," : "\n");
+	}
+	return t;
+}
+
+/* Duplicates are found through a hash set per key: the same messages and
+ * lines as a scan would give, and long lists load. */
+static void test_duplicates(void)
+{
+	struct bc_policy p;
+	struct bc_error e;
+	char want[128];
+
+	refused("[network]\nallow_domains = a.example.com,\n  b.example.com,\n  A.Example.COM.\n",
+		"t.ini:4: allow_domains: 'a.example.com' is listed twice");
+	refused("[network]\nallow_domains = *.example.com, b.example.com, *.EXAMPLE.com\n",
+		"t.ini:2: allow_domains: '*.example.com' is listed twice");
+	refused("[network]\nallow_domains = a.example.com, a.example.com, a..example.com\n",
+		"t.ini:2: allow_domains: 'a.example.com' is listed twice");
+	refused("[network]\nallow_domains = a..example.com, a.example.com, a.example.com\n",
+		"t.ini:2: allow_domains: 'a..example.com' is not a valid domain (labels are 1 to 63 letters, digits, '-' or '_', not starting or ending with '-')");
+	refused("[network]\nallow_cidrs = 198.51.100.7,\n  198.51.100.7/32\n",
+		"t.ini:3: allow_cidrs: 198.51.100.7 is listed twice");
+	refused("[network]\nallow_cidrs = 2001:db8::/32, 2001:DB8:0::/32\n",
+		"t.ini:2: allow_cidrs: 2001:db8::/32 is listed twice");
+	refused("[network]\ndns_upstream = 203.0.113.53, 203.0.113.54,\n  203.0.113.53\n",
+		"t.ini:3: dns_upstream: 203.0.113.53 is listed twice");
+	refused("[sandbox]\nenv = A=1, AB=2,\n  A=3\n", "t.ini:3: env: A is set twice");
+	refused("[sandbox]\npass_fds = 3, 4,\n  5, 4\n", "t.ini:3: pass_fds: 4 is listed twice");
+	refused("[filesystem]\nro_bind = /opt, /opt/a,\n  //opt/\n", "t.ini:3: ro_bind: /opt is listed twice");
+
+	is_int(parse(&p, "[network]\nallow_domains = *.example.com, example.com, www.example.com\n", &e), 0,
+	       "a wildcard and the names it covers are not duplicates");
+	is_int((int)p.allow_domains.n, 3, "  three entries kept");
+	bc_policy_free(&p);
+	is_int(parse(&p, "[network]\nallow_cidrs = 198.51.100.0/24, 198.51.100.0/25, 2001:db8::/32, 2001:db8::/33\n"
+		     "allow_private = 10.0.0.0/8\ndns_upstream = 10.0.0.0\nveth_pool = 10.0.0.0/8\n", &e), 0,
+	       "one address with other prefixes, or in other keys, is no duplicate");
+	ok(p.n_allow_cidrs == 4 && p.n_allow_private == 1 && p.n_dns_upstream == 1 && p.n_veth_pool == 1,
+	   "  every entry kept");
+	bc_policy_free(&p);
+	is_int(parse(&p, "[sandbox]\nenv = A=1, AB=1, B=A=1\n", &e), 0, "env keys that share a prefix differ");
+	bc_policy_free(&p);
+
+	/* 10,000 entries: all kept in order; a duplicate last is found on its line */
+	char *t = long_list("allow_domains", "n%d.x%d.example", 10000, -1, 0);
+	is_int(t ? parse(&p, t, &e) : -ENOMEM, 0, "10,000 names load");
+	bool in_order = p.allow_domains.n == 10000;
+	for (size_t i = 0; in_order && i < 10000; i++) {
+		snprintf(want, sizeof want, "n%zu.x%zu.example", i / 256, i % 256);
+		in_order = strcmp(p.allow_domains.v[i], want) == 0;
+	}
+	ok(in_order, "  all 10,000 kept in file order");
+	bc_policy_free(&p);
+	free(t);
+	t = long_list("allow_domains", "N%d.X%d.example", 10000, 9999, 17);
+	is_int(t ? parse(&p, t, &e) : -ENOMEM, -EINVAL, "10,000 names, the last repeats the 18th");
+	is_str(e.msg, "t.ini:1669: allow_domains: 'n0.x17.example' is listed twice", "  message and line");
+	free(t);
+	t = long_list("allow_cidrs", "198.18.%d.%d/32", 10000, -1, 0);
+	is_int(t ? parse(&p, t, &e) : -ENOMEM, 0, "10,000 CIDRs load");
+	ok(p.n_allow_cidrs == 10000 && p.allow_cidrs[9999].addr[2] == 9999 / 256 &&
+	   p.allow_cidrs[9999].addr[3] == 9999 % 256, "  all 10,000 kept");
+	bc_policy_free(&p);
+	free(t);
+	t = long_list("allow_cidrs", "2001:db8:%x::%x", 10000, 9998, 4242);
+	is_int(t ? parse(&p, t, &e) : -ENOMEM, -EINVAL, "10,000 CIDRs, one but last repeats an earlier one");
+	is_str(e.msg, "t.ini:1669: allow_cidrs: 2001:db8:10::92 is listed twice", "  message and line");
+	free(t);
+}
+
 int main(void)
 {
 	test_size();
@@ -1004,6 +1089,7 @@ int main(void)
 	test_structure_errors();
 	test_value_errors();
 	test_list_errors();
+	test_duplicates();
 	test_metadata();
 	test_accept();
 	test_warnings();
