@@ -2,11 +2,13 @@
  *
  * Every read is bounds-checked against the message length; every write
  * against the output capacity. Only bc_dns_filter_answer allocates (its
- * parsed answer, about 35 KiB, kept off the caller's stack). */
+ * parsed answer, about 35 KiB, kept off the caller's stack), and
+ * bc_dns_allow_build (the prepared allowlist). */
 #include "dns.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -273,6 +275,78 @@ bool bc_dns_name_allowed(const struct bc_strv *allow, const char *qname)
 	return false;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void bc_dns_allow_free(struct bc_dns_allow *a)
+{
+	for (size_t i = 0; i < a->n_exact; i++)
+		free(a->exact[i]);
+	for (size_t i = 0; i < a->n_wild; i++)
+		free(a->wild[i]);
+	free(a->exact);
+	free(a->wild);
+	*a = (struct bc_dns_allow){ 0 };
+}
+
+int bc_dns_allow_build(struct bc_dns_allow *a, const struct bc_strv *allow)
+{
+	char e[256];
+
+	*a = (struct bc_dns_allow){ 0 };
+	if (!allow || !allow->n)
+		return 0;
+	a->exact = calloc(allow->n, sizeof *a->exact);
+	a->wild = calloc(allow->n, sizeof *a->wild);
+	if (!a->exact || !a->wild)
+		goto nomem;
+	/* the same normalisation bc_dns_name_allowed applies to each entry */
+	for (size_t i = 0; i < allow->n; i++) {
+		const char *entry = allow->v[i];
+		if (!entry)
+			continue;
+		bool wild = entry[0] == '*' && entry[1] == '.';
+		if (!name_normalize(wild ? entry + 2 : entry, e, sizeof e))
+			continue;
+		char *copy = strdup(e);
+		if (!copy)
+			goto nomem;
+		if (wild)
+			a->wild[a->n_wild++] = copy;
+		else
+			a->exact[a->n_exact++] = copy;
+	}
+	qsort(a->exact, a->n_exact, sizeof *a->exact, cmp_str);
+	qsort(a->wild, a->n_wild, sizeof *a->wild, cmp_str);
+	return 0;
+nomem:
+	bc_dns_allow_free(a);
+	return -ENOMEM;
+}
+
+static bool sorted_has(char *const *v, size_t n, const char *s)
+{
+	return n && bsearch(&s, v, n, sizeof *v, cmp_str);
+}
+
+bool bc_dns_allow_match(const struct bc_dns_allow *a, const char *qname)
+{
+	char q[256];
+
+	if (!a || !qname || !name_normalize(qname, q, sizeof q))
+		return false;
+	if (sorted_has(a->exact, a->n_exact, q))
+		return true;
+	/* "*.suffix" matches q when suffix follows one of q's dots: a dot is
+	 * never first (no empty labels), so a label always precedes it */
+	for (const char *dot = strchr(q, '.'); dot; dot = strchr(dot + 1, '.'))
+		if (sorted_has(a->wild, a->n_wild, dot + 1))
+			return true;
+	return false;
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
 #define COMP_MAX 128
@@ -516,6 +590,12 @@ static int refuse(struct bc_dns_query_decision *d, enum bc_dns_reason why)
 int bc_dns_check_query(const struct bc_policy *p, const uint8_t *q, size_t len,
 		       struct bc_dns_query_decision *d)
 {
+	return bc_dns_check_query_prepared(p, NULL, q, len, d);
+}
+
+int bc_dns_check_query_prepared(const struct bc_policy *p, const struct bc_dns_allow *allow,
+				const uint8_t *q, size_t len, struct bc_dns_query_decision *d)
+{
 	if (!p || !q || !d)
 		return -EINVAL;
 	d->can_reply = false;
@@ -544,7 +624,9 @@ int bc_dns_check_query(const struct bc_policy *p, const uint8_t *q, size_t len,
 		return refuse(d, BC_DNS_REASON_CLASS);
 	if (!type_allowed(p, d->qtype))
 		return refuse(d, BC_DNS_REASON_TYPE);
-	if (!bc_dns_name_allowed(&p->allow_domains, d->name))
+	bool name_ok = allow ? bc_dns_allow_match(allow, d->name)
+			     : bc_dns_name_allowed(&p->allow_domains, d->name);
+	if (!name_ok)
 		return refuse(d, BC_DNS_REASON_NAME);
 	d->action = BC_DNS_FORWARD;
 	d->reason = BC_DNS_REASON_OK;

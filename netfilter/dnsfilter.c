@@ -94,6 +94,7 @@ struct pending {
 
 struct filter {
 	const struct bc_policy *p;
+	struct bc_dns_allow allow;           /* p->allow_domains, prepared */
 	int udp, tcp, nft, status;
 	struct bc_audit audit;
 	struct bc_cidr up[MAX_UPSTREAM];
@@ -432,7 +433,7 @@ static void query(struct filter *f, const struct client *c, const uint8_t *q, si
 	struct bc_dns_query_decision *d = f->scratch;
 	uint64_t now = now_ms();
 
-	bc_dns_check_query(f->p, q, len, d);
+	bc_dns_check_query_prepared(f->p, &f->allow, q, len, d);
 	if (!bc_ratelimit_take(&f->rl, now)) {
 		reply_rcode(f, c, d, true);
 		f->rl_count++;
@@ -465,7 +466,8 @@ static void query(struct filter *f, const struct client *c, const uint8_t *q, si
 	s->attempt = 0;
 	memcpy(s->q, q, len);
 	s->qlen = len;
-	bc_dns_check_query(f->p, s->q, len, &s->d);   /* the same decision, borrowing s->q */
+	/* the same decision, borrowing s->q */
+	bc_dns_check_query_prepared(f->p, &f->allow, s->q, len, &s->d);
 	if (c->conn >= 0)
 		f->conns[c->conn].busy = true;
 	if (attempt_start(f, s) < 0)
@@ -878,17 +880,23 @@ int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc
 			  cfg->burst ? cfg->burst : BURST_DEFAULT);
 	if ((r = upstream_choose(f->p, f->up, &f->n_up, err)) < 0)
 		return r;
-	if ((r = bc_ruleset_build(f->p, &f->rs)) < 0)
+	if ((r = bc_dns_allow_build(&f->allow, &f->p->allow_domains)) < 0)
+		return bc_error_errno(err, -r, "DNS filter: prepare allow_domains");
+	if ((r = bc_ruleset_build(f->p, &f->rs)) < 0) {
+		bc_dns_allow_free(&f->allow);
 		return bc_error_errno(err, -r, "DNS filter: build the deny sets");
+	}
 	for (int v = 0; v < 2; v++)
 		for (int k = 0; k < 3; k++)
 			f->deny[v][k] = bc_ruleset_set(&f->rs, names[v][k]);
 	if (!f->deny[0][0] || !f->deny[1][0] || !f->deny[0][1] || !f->deny[1][1]) {
 		bc_ruleset_free(&f->rs);
+		bc_dns_allow_free(&f->allow);
 		return bc_error_set(err, EINVAL, "DNS filter: the ruleset has no deny sets");
 	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		bc_ruleset_free(&f->rs);
+		bc_dns_allow_free(&f->allow);
 		return bc_error_errno(err, errno, "DNS filter: pipe");
 	}
 	f->status = pipefd[1];
@@ -900,6 +908,7 @@ int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc
 	r = errno;
 	close(pipefd[1]);
 	bc_ruleset_free(&f->rs);
+	bc_dns_allow_free(&f->allow);        /* the child has its own copy */
 	if (child < 0) {
 		close(pipefd[0]);
 		return bc_error_errno(err, r, "DNS filter: fork");

@@ -333,9 +333,13 @@ static void test_names(void)
 	bc_strv_push(&allow, "*.example.org");
 	bc_strv_push(&allow, "*.example.net");
 	bc_strv_push(&allow, "example.net");
-	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+	struct bc_dns_allow prep;
+	is_int(bc_dns_allow_build(&prep, &allow), 0, "allowlist prepared");
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
 		is_int(bc_dns_name_allowed(&allow, t[i].name), t[i].want, "name '%s' %s", t[i].name,
 		       t[i].want ? "allowed" : "refused");
+		is_int(bc_dns_allow_match(&prep, t[i].name), t[i].want, "  and by the prepared list");
+	}
 
 	/* 255 characters in total: too long even though each label is fine */
 	char longn[300] = "";
@@ -347,9 +351,131 @@ static void test_names(void)
 	strcat(longn, "example.org");
 	ok(strlen(longn) > 253, "long name is %zu characters", strlen(longn));
 	ok(!bc_dns_name_allowed(&allow, longn), "name over 253 characters refused");
+	ok(!bc_dns_allow_match(&prep, longn), "  and by the prepared list");
+	bc_dns_allow_free(&prep);
 	struct bc_strv none = {0};
 	ok(!bc_dns_name_allowed(&none, "example.com"), "empty allowlist allows nothing");
+	is_int(bc_dns_allow_build(&prep, &none), 0, "empty allowlist prepared");
+	ok(!bc_dns_allow_match(&prep, "example.com") && !bc_dns_allow_match(NULL, "example.com"),
+	   "  allows nothing");
+	bc_dns_allow_free(&prep);
 	bc_strv_free(&allow);
+}
+
+/* A name made of labels drawn from a small set, so allowlist hits are common. */
+static void random_name(char *buf, size_t cap, unsigned *seed)
+{
+	static const char *const labels[] = { "a", "b", "ab", "example", "org", "com", "Example", "x-y", "" };
+	size_t o = 0;
+	unsigned n = 1 + (unsigned)rand_r(seed) % 5;
+	for (unsigned i = 0; i < n; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "." : "",
+				      labels[(unsigned)rand_r(seed) % ARRAY_SIZE(labels)]);
+	if (rand_r(seed) % 8 == 0)
+		snprintf(buf + o, cap - o, ".");
+}
+
+/* The prepared allowlist against the scan it replaces. */
+static void test_prepared(void)
+{
+	static const struct { const char *name; bool want; } t[] = {
+		{ "a.b.c.d.e.f.g.deep.example", true },   /* any depth under *.deep.example */
+		{ "x.deep.example", true },
+		{ "deep.example", false },                /* the suffix itself is not covered */
+		{ "*.deep.example", false },
+		{ "example", false },
+		{ "eep.example", false },
+		{ "xdeep.example", false },
+		{ "www.mixed.test", true },               /* listed as "WWW.Mixed.TEST." */
+		{ "WWW.MIXED.TEST", true },
+		{ "mixed.test", false },
+		{ "a.www.mixed.test", false },            /* an exact entry covers no children */
+		{ "sub.both.test", true },                /* "*.both.test" and "both.test" */
+		{ "both.test", true },
+		{ "b.a.both.test", true },
+		{ "x.y.z", true },                        /* "*.z." (bare "*" and "*x.y.z" ignored) */
+		{ "z", false },
+		{ "bad..entry", false },                  /* the bad entries are never matched */
+		{ "", false },
+	};
+	struct bc_strv allow = {0}, big = {0};
+	struct bc_dns_allow prep;
+	const char *entries[] = {
+		"*.deep.example", "WWW.Mixed.TEST.", "*.both.test", "both.test",
+		"*.", "*", "*x.y.z", "*.*.y.z", "bad..entry", "", "*.z.",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(entries); i++)
+		bc_strv_push(&allow, entries[i]);
+	is_int(bc_dns_allow_build(&prep, &allow), 0, "prepared an allowlist with unusable entries");
+	is_int((int)(prep.n_exact + prep.n_wild), 5, "  the unusable entries left out");
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		is_int(bc_dns_allow_match(&prep, t[i].name), t[i].want, "prepared: '%s' %s", t[i].name,
+		       t[i].want ? "allowed" : "refused");
+		is_int(bc_dns_name_allowed(&allow, t[i].name), t[i].want, "  the scan agrees");
+	}
+
+	/* random names: the prepared list and the scan always agree */
+	bc_strv_free(&allow);
+	const char *rand_entries[] = { "example.org", "*.example.org", "a.example.com", "*.b.example",
+				       "*.ab.com", "x-y.a", "*.org.com", "com.example" };
+	for (size_t i = 0; i < ARRAY_SIZE(rand_entries); i++)
+		bc_strv_push(&allow, rand_entries[i]);
+	bc_dns_allow_free(&prep);
+	bc_dns_allow_build(&prep, &allow);
+	unsigned seed = 12345, differ = 0, hits = 0;
+	char name[128];
+	for (int i = 0; i < 20000; i++) {
+		random_name(name, sizeof name, &seed);
+		bool want = bc_dns_name_allowed(&allow, name);
+		hits += want;
+		if (bc_dns_allow_match(&prep, name) != want && differ++ < 5)
+			diag("differs on '%s'", name);
+	}
+	is_int((int)differ, 0, "20,000 random names: prepared and scan agree");
+	ok(hits > 500, "  %u of them allowed", hits);
+	bc_dns_allow_free(&prep);
+	bc_strv_free(&allow);
+
+	/* 10,000 entries as the rule benchmark writes them */
+	char e[64];
+	for (int i = 0; i < 10000; i++) {
+		snprintf(e, sizeof e, i % 2 ? "n%d.bench.example" : "*.w%d.bench.example", i);
+		bc_strv_push(&big, e);
+	}
+	is_int(bc_dns_allow_build(&prep, &big), 0, "10,000 entries prepared");
+	ok(prep.n_exact == 5000 && prep.n_wild == 5000, "  5,000 names and 5,000 wildcards");
+	unsigned bad = 0;
+	for (int i = 0; i < 10000; i++) {
+		bool is_wild = i % 2 == 0;
+		snprintf(e, sizeof e, is_wild ? "w%d.bench.example" : "n%d.bench.example", i);
+		bad += bc_dns_allow_match(&prep, e) != !is_wild;          /* a wildcard's own suffix: no */
+		snprintf(e, sizeof e, is_wild ? "a.b.w%d.bench.EXAMPLE." : "N%d.bench.example", i);
+		bad += !bc_dns_allow_match(&prep, e);                     /* below a wildcard, or the name */
+		snprintf(e, sizeof e, is_wild ? "n%d.bench.example" : "w%d.bench.example", i);
+		bad += bc_dns_allow_match(&prep, e);                      /* the other kind: not listed */
+		snprintf(e, sizeof e, "x.n%d.bench.example", i);
+		bad += bc_dns_allow_match(&prep, e);                      /* below an exact name */
+	}
+	is_int((int)bad, 0, "40,000 lookups against 10,000 entries answered right");
+	ok(!bc_dns_allow_match(&prep, "bench.example") && !bc_dns_allow_match(&prep, "not-listed.bench.invalid"),
+	   "  the shared suffix and a stranger refused");
+	bc_dns_allow_free(&prep);
+	bc_strv_free(&big);
+
+	/* the prepared query check decides as the plain one */
+	struct pkt q;
+	struct bc_dns_query_decision d2;
+	is_int(bc_dns_allow_build(&prep, &pol.allow_domains), 0, "the test policy's list prepared");
+	static const char *const qs[] = { "example.com", "www.example.com", "a.example.org", "example.org",
+					  "A.B.EXAMPLE.org", "example.net" };
+	for (size_t i = 0; i < ARRAY_SIZE(qs); i++) {
+		query(&q, 9, qs[i], BC_DNS_TYPE_A);
+		bc_dns_check_query(&pol, q.b, q.n, &qd);
+		bc_dns_check_query_prepared(&pol, &prep, q.b, q.n, &d2);
+		ok(qd.action == d2.action && qd.reason == d2.reason, "query %s: the same decision (%s)", qs[i],
+		   bc_dns_reason_str(d2.reason));
+	}
+	bc_dns_allow_free(&prep);
 }
 
 static void test_query_decisions(void)
@@ -674,6 +800,7 @@ int main(void)
 	test_parse();
 	test_parse_hostile();
 	test_names();
+	test_prepared();
 	test_query_decisions();
 	test_builders();
 	test_filter();
