@@ -251,17 +251,56 @@ static int nl_dump(int fd, uint16_t type, const struct nftnl_set *elems_of, mnl_
 	return -EPROTO;
 }
 
-/* One element as the kernel reports it: key and the interval-end flag. */
+/* One element as the kernel reports it: key (big-endian, as two host-order
+ * halves for cheap comparison) and the interval-end flag. */
 struct kelem {
-	uint8_t key[16];
+	uint64_t hi, lo;
 	uint32_t flags;
 };
 
+static struct kelem kelem_make(const uint8_t key[16], uint32_t flags)
+{
+	struct kelem e = { .flags = flags & NFT_SET_ELEM_INTERVAL_END };
+
+	for (int i = 0; i < 8; i++) {
+		e.hi = e.hi << 8 | key[i];
+		e.lo = e.lo << 8 | key[8 + i];
+	}
+	return e;
+}
+
+/* By key; for equal keys an interval end (of the range below) before a
+ * start, which is the order bc_rs_set_elements lists them in. */
 static int kelem_cmp(const void *a, const void *b)
 {
 	const struct kelem *x = a, *y = b;
-	int c = memcmp(x->key, y->key, sizeof(x->key));
-	return c ? c : (x->flags > y->flags) - (x->flags < y->flags);
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->flags < y->flags) - (x->flags > y->flags);
+}
+
+static void kelem_key(const struct kelem *e, uint8_t key[16])
+{
+	for (int i = 0; i < 8; i++) {
+		key[i] = (uint8_t)(e->hi >> (56 - 8 * i));
+		key[8 + i] = (uint8_t)(e->lo >> (56 - 8 * i));
+	}
+}
+
+/* "198.51.100.7", "2001:db8::/end" or "443": an element for an error. */
+static void kelem_format(const struct bc_rs_set *s, const struct kelem *e, char *buf, size_t size)
+{
+	uint8_t key[16];
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	kelem_key(e, key);
+	if (s->key_len == 4 || s->key_len == 16)
+		inet_ntop(s->key_len == 4 ? AF_INET : AF_INET6, key, a, sizeof(a));
+	else
+		snprintf(a, sizeof(a), "%u", s->key_len == 1 ? key[0] : (unsigned)key[0] << 8 | key[1]);
+	snprintf(buf, size, "%s%s", a, e->flags ? " (interval end)" : "");
 }
 
 /* The elements of a GETSETELEM dump, read straight from the attributes
@@ -276,7 +315,8 @@ struct kelems {
 static void kelem_parse(const struct nlattr *elem, struct kelems *k)
 {
 	const struct nlattr *a, *d;
-	struct kelem e = { 0 };
+	uint8_t key[16] = { 0 };
+	uint32_t flags = 0;
 	bool have_key = false;
 
 	mnl_attr_for_each_nested(a, elem) {
@@ -284,22 +324,22 @@ static void kelem_parse(const struct nlattr *elem, struct kelems *k)
 		case NFTA_SET_ELEM_KEY:
 			mnl_attr_for_each_nested(d, a) {
 				uint16_t len = mnl_attr_get_payload_len(d);
-				if (mnl_attr_get_type(d) != NFTA_DATA_VALUE || len > sizeof(e.key))
+				if (mnl_attr_get_type(d) != NFTA_DATA_VALUE || len > sizeof(key))
 					continue;
-				memcpy(e.key, mnl_attr_get_payload(d), len);
+				memcpy(key, mnl_attr_get_payload(d), len);
 				have_key = true;
 			}
 			break;
 		case NFTA_SET_ELEM_FLAGS:
 			if (mnl_attr_get_payload_len(a) == sizeof(uint32_t))
-				e.flags = ntohl(mnl_attr_get_u32(a)) & NFT_SET_ELEM_INTERVAL_END;
+				flags = ntohl(mnl_attr_get_u32(a));
 			break;
 		}
 	}
 	if (!have_key)
 		k->bad = true;
 	if (k->n < k->max)
-		k->v[k->n] = e;
+		k->v[k->n] = kelem_make(key, flags);
 	k->n++;
 }
 
@@ -318,8 +358,9 @@ static int elem_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /* Compare the kernel's elements of set s with those the batch sent: the
- * same count, then both sides sorted and walked in step, so a missing, an
- * extra or a changed element is found whatever order the kernel dumps in. */
+ * same count, and every element the kernel holds found, once, among those
+ * sent (a binary search in the sorted list sent), so a missing, an extra or
+ * a changed element is caught whatever order the kernel dumps in. */
 static int verify_elems(int fd, const struct bc_rs_set *s, struct bc_error *err)
 {
 	size_t want_n = bc_rs_set_elements(s, NULL, NULL, 0);
@@ -327,11 +368,13 @@ static int verify_elems(int fd, const struct bc_rs_set *s, struct bc_error *err)
 	_cleanup_free_ struct kelem *v = calloc(2 * want_n + 1, sizeof(*v));
 	_cleanup_free_ uint8_t (*keys)[16] = calloc(want_n + 1, 16);
 	_cleanup_free_ uint32_t *flags = calloc(want_n + 1, sizeof(*flags));
+	_cleanup_free_ bool *seen = calloc(want_n + 1, sizeof(*seen));
 	struct kelems k = { .v = v ? v + want_n : NULL, .max = want_n + 1 };
 	struct nftnl_set *req = nftnl_set_alloc();
+	char text[INET6_ADDRSTRLEN + 32];
 	int ret;
 
-	if (!v || !keys || !flags || !req) {
+	if (!v || !keys || !flags || !seen || !req) {
 		if (req)
 			nftnl_set_free(req);
 		return bc_error_errno(err, ENOMEM, "nft: reading back set %s", s->name);
@@ -349,16 +392,23 @@ static int verify_elems(int fd, const struct bc_rs_set *s, struct bc_error *err)
 		return bc_error_set(err, EPROTO, "nft: set %s holds %zu elements, expected %zu",
 				    s->name, k.n, want_n);
 	bc_rs_set_elements(s, keys, flags, want_n);
+	bool sorted = true;
 	for (size_t i = 0; i < want_n; i++) {
-		memcpy(v[i].key, keys[i], 16);
-		v[i].flags = flags[i];
+		v[i] = kelem_make(keys[i], flags[i]);
+		sorted = sorted && (i == 0 || kelem_cmp(&v[i - 1], &v[i]) < 0);
 	}
-	qsort(v, want_n, sizeof(*v), kelem_cmp);
-	qsort(k.v, want_n, sizeof(*v), kelem_cmp);
-	for (size_t i = 0; i < want_n; i++)
-		if (kelem_cmp(&v[i], &k.v[i]) != 0)
-			return bc_error_set(err, EPROTO, "nft: set %s: element %zu differs from what was sent",
-					    s->name, i + 1);
+	if (!sorted)   /* the model lists them in order: this is a safety net */
+		qsort(v, want_n, sizeof(*v), kelem_cmp);
+	for (size_t i = 0; i < want_n; i++) {
+		const struct kelem *hit = bsearch(&k.v[i], v, want_n, sizeof(*v), kelem_cmp);
+		if (hit && !seen[hit - v]) {
+			seen[hit - v] = true;
+			continue;
+		}
+		kelem_format(s, &k.v[i], text, sizeof(text));
+		return bc_error_set(err, EPROTO, "nft: set %s holds %s%s", s->name, text,
+				    hit ? " twice" : ", which was not sent");
+	}
 	return 0;
 }
 

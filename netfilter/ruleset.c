@@ -106,7 +106,12 @@ static void ranges_normalise(struct bc_rs_set *s)
 	if (s->n_ranges == 0)
 		return;
 	key_len_g = s->key_len;
-	qsort(s->ranges, s->n_ranges, sizeof(*s->ranges), range_cmp);
+	for (size_t i = 1; i < s->n_ranges; i++) {
+		if (range_cmp(&s->ranges[i - 1], &s->ranges[i]) > 0) {   /* else sorted already */
+			qsort(s->ranges, s->n_ranges, sizeof(*s->ranges), range_cmp);
+			break;
+		}
+	}
 	for (size_t i = 1; i < s->n_ranges; i++) {
 		struct bc_rs_range *last = &s->ranges[out];
 		if (memcmp(s->ranges[i].lo, last->hi, s->key_len) <= 0) {
@@ -132,6 +137,7 @@ static int hosts_split(struct bc_rs_set *from, struct bc_rs_set *to)
 		return 0;
 	if (!(to->ranges = calloc(hosts, sizeof(*to->ranges))))
 		return -ENOMEM;
+	to->cap = hosts;
 	for (size_t i = 0; i < from->n_ranges; i++) {
 		if (memcmp(from->ranges[i].lo, from->ranges[i].hi, from->key_len) == 0)
 			to->ranges[to->n_ranges++] = from->ranges[i];
@@ -139,6 +145,7 @@ static int hosts_split(struct bc_rs_set *from, struct bc_rs_set *to)
 			from->ranges[kept++] = from->ranges[i];
 	}
 	from->n_ranges = kept;
+	to->size = (uint32_t)hosts;   /* static: the set never holds more */
 	return 0;
 }
 
@@ -155,12 +162,27 @@ static struct bc_rs_set *set_add(struct bc_ruleset *rs, const char *name, int fa
 	return s;
 }
 
+/* Room for more ranges in s: capacity doubles, so n pushes cost O(n). */
+static int set_reserve(struct bc_rs_set *s, size_t more)
+{
+	if (s->n_ranges + more <= s->cap)
+		return 0;
+	size_t cap = s->cap ? s->cap : 8;
+	while (cap < s->n_ranges + more)
+		cap *= 2;
+	struct bc_rs_range *v = realloc(s->ranges, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->ranges = v;
+	s->cap = cap;
+	return 0;
+}
+
 static int set_push(struct bc_rs_set *s, const struct bc_rs_range *r)
 {
-	struct bc_rs_range *n = realloc(s->ranges, (s->n_ranges + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	s->ranges = n;
+	int ret = set_reserve(s, 1);
+	if (ret < 0)
+		return ret;
 	s->ranges[s->n_ranges++] = *r;
 	return 0;
 }
@@ -168,13 +190,19 @@ static int set_push(struct bc_rs_set *s, const struct bc_rs_range *r)
 /* Add the cidrs of one family to s. */
 static int set_push_cidrs(struct bc_rs_set *s, int family, const struct bc_cidr *c, size_t n)
 {
+	size_t more = 0;
+
+	for (size_t i = 0; i < n; i++)
+		more += c[i].family == family;
+	int ret = set_reserve(s, more);
+	if (ret < 0)
+		return ret;
 	for (size_t i = 0; i < n; i++) {
 		struct bc_rs_range r;
 		if (c[i].family != family)
 			continue;
 		range_from_cidr(&c[i], &r);
-		int ret = set_push(s, &r);
-		if (ret < 0)
+		if ((ret = set_push(s, &r)) < 0)
 			return ret;
 	}
 	return 0;
@@ -433,6 +461,8 @@ static void set_print(const struct bc_rs_set *s, FILE *out)
 	fprintf(out, "\tset %s {\n\t\ttype %s\n", s->name,
 		s->key_type == BC_NFT_TYPE_IPADDR ? "ipv4_addr"
 		: s->key_type == BC_NFT_TYPE_IP6ADDR ? "ipv6_addr" : "inet_service");
+	if (s->size)
+		fprintf(out, "\t\tsize %u\n", s->size);
 	if (s->flags)
 		fprintf(out, "\t\tflags %s\n", s->flags & NFT_SET_TIMEOUT ? "timeout" : "interval");
 	if (s->n_ranges > 0) {
@@ -665,8 +695,8 @@ static int batch_set(struct bc_nft_batch *b, const struct bc_rs_set *s, uint32_t
 	nftnl_set_set_u32(ns, NFTNL_SET_KEY_LEN, s->key_len);
 	nftnl_set_set_u32(ns, NFTNL_SET_FLAGS, s->flags);
 	nftnl_set_set_u32(ns, NFTNL_SET_ID, id);
-	if (anonymous)
-		nftnl_set_set_u32(ns, NFTNL_SET_DESC_SIZE, (uint32_t)n);
+	if (anonymous || s->size)
+		nftnl_set_set_u32(ns, NFTNL_SET_DESC_SIZE, anonymous ? (uint32_t)n : s->size);
 	if ((ret = batch_reserve(b)) < 0)
 		return ret;
 	nlh = anonymous ? batch_msg(b, NFT_MSG_NEWSET, NFPROTO_INET, NLM_F_CREATE,

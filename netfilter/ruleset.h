@@ -67,8 +67,11 @@ struct bc_rs_set {
 	uint32_t key_type;           /* BC_NFT_TYPE_* */
 	uint32_t key_len;            /* 4, 16 or 2 */
 	uint32_t flags;              /* NFT_SET_INTERVAL, NFT_SET_TIMEOUT or 0 */
+	uint32_t size;               /* maximum size (`size N`), 0 for none: given
+					for a hash set, it is allocated at its size
+					at once instead of rehashed while filled */
 	struct bc_rs_range *ranges;
-	size_t n_ranges;
+	size_t n_ranges, cap;        /* cap: allocated; 0 for borrowed ranges */
 };
 
 enum bc_rs_match_kind {
