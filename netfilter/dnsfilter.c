@@ -856,7 +856,8 @@ static int upstream_choose(const struct bc_policy *p, struct bc_cidr *out, size_
 	return 0;
 }
 
-int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc_error *err)
+int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *ready_fd,
+		       struct bc_error *err)
 {
 	static const char *const names[2][3] = {
 		{ "metadata4", "deny_private4", "open_private4" },
@@ -865,9 +866,9 @@ int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc
 	_cleanup_free_ struct filter *f = calloc(1, sizeof *f);
 	int pipefd[2], r;
 	pid_t parent = getpid(), child;
-	struct status st;
 
 	*pid = 0;
+	*ready_fd = -1;
 	if (!f)
 		return bc_error_errno(err, ENOMEM, "DNS filter");
 	f->p = cfg->policy;
@@ -913,20 +914,34 @@ int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc
 		close(pipefd[0]);
 		return bc_error_errno(err, r, "DNS filter: fork");
 	}
+	*pid = child;
+	*ready_fd = pipefd[0];
+	return 0;
+}
+
+int bc_dnsfilter_ready(pid_t *pid, int ready_fd, struct bc_error *err)
+{
+	struct status st;
 	ssize_t n;
 	do
-		n = read(pipefd[0], &st, sizeof st);
+		n = read(ready_fd, &st, sizeof st);
 	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (n == (ssize_t)sizeof st && st.code == 0) {
-		*pid = child;
+	close(ready_fd);
+	if (n == (ssize_t)sizeof st && st.code == 0)
 		return 0;
-	}
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	kill(*pid, SIGKILL);
+	waitpid(*pid, NULL, 0);
+	*pid = 0;
 	if (n == (ssize_t)sizeof st) {
 		st.msg[sizeof st.msg - 1] = 0;
 		return bc_error_set(err, st.code > 0 ? st.code : EIO, "%s", st.msg);
 	}
 	return bc_error_set(err, EIO, "DNS filter: the process ended during its setup");
+}
+
+int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc_error *err)
+{
+	int ready_fd;
+	int r = bc_dnsfilter_spawn(cfg, pid, &ready_fd, err);
+	return r < 0 ? r : bc_dnsfilter_ready(pid, ready_fd, err);
 }

@@ -46,3 +46,12 @@ struct bc_dnsfilter_cfg {
  * closes its copies after this returns. The process ends when it gets
  * SIGTERM or when the supervisor dies. */
 int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc_error *err);
+
+/* bc_dnsfilter_start in two halves, so the supervisor works on while the
+ * filter sets itself up: spawn forks it (*pid, and *ready_fd to wait on;
+ * the fds of cfg may be closed once it returns), ready waits for its
+ * word, closes ready_fd and, on failure, reaps it (*pid = 0) and returns
+ * its error. */
+int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *ready_fd,
+		       struct bc_error *err);
+int bc_dnsfilter_ready(pid_t *pid, int ready_fd, struct bc_error *err);

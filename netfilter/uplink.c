@@ -17,6 +17,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,13 +41,14 @@
 #include <libnftnl/table.h>
 
 #include "nft.h"
-#include "nsenter.h"
 #include "ruleset.h"
 #include "uplink.h"
 
 #define UPLINK_DIR "/run/browsercage/uplink"
 #define SANDBOX_IF "eth0"
 #define PASTA_WAIT_MS 10000     /* a bound on pasta's start-up, not a measurement */
+
+static const int route_groups[] = { RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE };
 
 static const char *const pasta_paths[] = { "/usr/bin/pasta", "/usr/local/bin/pasta", "/usr/sbin/pasta" };
 
@@ -833,13 +835,14 @@ static int forward_on(struct bc_uplink_state *u, struct bc_error *err)
 	return 0;
 }
 
+/* The host side: a slot, the pair (its sandbox end still down and
+ * unaddressed), the host end configured, the host table. */
 static int veth_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid_t pid,
 		       const char *session, struct bc_error *err)
 {
 	char table[32];
 	_cleanup_close_ int rt = rtnl_open();
 	_cleanup_close_ int nft = bc_nft_socket_open();
-	_cleanup_close_ int srt = -1;
 	int r, idx;
 
 	if (rt < 0 || nft < 0)
@@ -863,11 +866,14 @@ static int veth_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid
 		return bc_error_errno(err, idx < 0 ? -idx : -r, "configure %s", u->host_if);
 	size_t n_pools;
 	const struct bc_cidr *pools = pools_of(p, &n_pools);
-	if ((r = host_table_add(nft, table, u->host_if, sbx, p, pools, n_pools, err)) < 0)
-		return r;
-	/* the sandbox end, through a netlink socket made inside its netns */
-	if ((srt = bc_netns_socket_pid(pid, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE, err)) < 0)
-		return srt;
+	return host_table_add(nft, table, u->host_if, sbx, p, pools, n_pools, err);
+}
+
+/* The sandbox end, through the netlink socket made inside its netns. */
+static int veth_connect(struct bc_uplink_state *u, int srt, struct bc_error *err)
+{
+	uint32_t host = u->net + 1, sbx = u->net + 2;
+	int r = 0, idx;
 	if ((idx = link_index(srt, SANDBOX_IF)) < 0 || (r = addr_add(srt, idx, sbx, 30)) < 0 ||
 	    (r = link_up(srt, idx)) < 0 || (r = route_default(srt, idx, host)) < 0)
 		return bc_error_errno(err, idx < 0 ? -idx : -r, "configure %s in the sandbox", SANDBOX_IF);
@@ -916,7 +922,7 @@ static void pasta_reap(struct bc_uplink_state *u)
 	u->pasta_err = -1;
 }
 
-static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct bc_error *err)
+static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root, struct bc_error *err)
 {
 	const char *path = NULL;
 	char pidbuf[64];
@@ -951,6 +957,11 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct 
 			 root ? "--runas" : NULL, "0:0", NULL };
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 
+	/* Route changes in the sandbox wake the wait for pasta below. */
+	for (size_t i = 0; i < ARRAY_SIZE(route_groups); i++)
+		if (setsockopt(srt, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &route_groups[i],
+			       sizeof route_groups[i]) < 0)
+			return bc_error_errno(err, errno, "watch the sandbox's routes");
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return bc_error_errno(err, errno, "pipe");
 	pid_t parent = getpid();
@@ -986,7 +997,9 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct 
 	u->pasta_pid = child;
 	u->pasta_err = pfd[0];
 	u->attached = true;
-	for (int waited = 0; waited < PASTA_WAIT_MS; waited += 20) {
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int waited = 0; waited < PASTA_WAIT_MS;) {
 		int status;
 		if (waitpid(child, &status, WNOHANG) == child) {
 			char msg[256] = "";
@@ -1001,8 +1014,15 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, bool root, struct 
 			snprintf(u->addr, sizeof u->addr, "pasta");
 			return 0;
 		}
-		struct timespec ts = { .tv_nsec = 20 * 1000000 };
-		nanosleep(&ts, NULL);
+		/* until a route changes, or 20 ms to look at pasta again */
+		struct pollfd pfd1 = { .fd = srt, .events = POLLIN };
+		if (poll(&pfd1, 1, 20) > 0) {
+			char drain[8192];
+			while (recv(srt, drain, sizeof drain, MSG_DONTWAIT) > 0)
+				;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (int)((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
 	}
 	return bc_error_set(err, ETIMEDOUT, "uplink pasta: the sandbox had no route %d s after pasta "
 			    "started", PASTA_WAIT_MS / 1000);
@@ -1024,8 +1044,19 @@ int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid_t
 				    "network namespace (run as root, or use uplink = pasta)", p->path);
 	if (kind == BC_UPLINK_VETH)
 		r = veth_attach(u, p, pid, session_id, err);
-	else
-		r = pasta_attach(u, pid, geteuid() == 0, err);
+	else {
+		u->kind = BC_UPLINK_PASTA;   /* started by bc_uplink_connect */
+		r = 0;
+	}
+	if (r < 0)
+		bc_uplink_detach(u);
+	return r;
+}
+
+int bc_uplink_connect(struct bc_uplink_state *u, pid_t pid, int sandbox_rtnl, struct bc_error *err)
+{
+	int r = u->kind == BC_UPLINK_VETH ? veth_connect(u, sandbox_rtnl, err)
+					  : pasta_attach(u, pid, sandbox_rtnl, geteuid() == 0, err);
 	if (r < 0)
 		bc_uplink_detach(u);
 	return r;

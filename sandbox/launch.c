@@ -3,17 +3,26 @@
  *   supervisor (host side)        pid 1 "init" (sandbox)        worker
  *   1 prepare: policy, profile,
  *     seccomp program, layout
- *   2 clone(NEWUSER|NEWNS|...) -> waits for "go"
- *     uid/gid maps, cgroup, "go"
- *                                 3 ids, cgroup ns, hostname,
- *                                   lo, egress ruleset
- *                                 5 root on tmpfs, pivot_root
- *                                 6 verify mounts
+ *   2 clone(NEWUSER|NEWNS|...) -> waits for "ids"
+ *     uid/gid maps, "ids"
+ *     cgroup + limits             3 ids, hostname, lo,
+ *   4 (filtered) <-- "net" ------   egress ruleset, sockets
+ *     uplink, DNS filter          5 root on tmpfs, pivot_root
+ *     -- "cgroup" (tasks fds) --> 6 verify mounts
+ *     <-- "joined", check ------    join the cgroup
+ *     "go" ---------------------->  cgroup ns, verify ruleset
  *                                   fork ------------------------> 7 setsid, rlimits, env,
  *                                   drop caps, reap, forward        close fds, drop caps,
  *                                   signals, exit with status       no_new_privs, seccomp
  *   8 forward signals, deadline,                                    (last), verify, "ready",
  *     reap, tear down, exit                                         execve
+ *
+ * The two halves work side by side: while the supervisor makes the cgroup
+ * and the uplink, pid 1 commits the ruleset and builds the root. Only our
+ * own setup code runs before pid 1 sits in its cgroup (the few kernel
+ * objects it allocates meanwhile are charged to the launcher's cgroup);
+ * nothing of the command runs before "go", which comes only once every
+ * cgroup, limit, uplink and the DNS filter is in place.
  *
  * Messages between the halves are a closed set (struct bc_msg); the reader
  * trusts nothing it receives. */
@@ -22,6 +31,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -59,18 +69,22 @@
 #define KILL_GRACE_SECONDS 5
 
 enum bc_msg_type {
-	BC_MSG_GO = 1,      /* supervisor -> init: maps and cgroup are in place */
-	BC_MSG_NET,         /* init -> supervisor: ruleset committed; carries the
-			     * sandbox-side sockets (DNS UDP, DNS TCP, nftables, NFLOG) */
-	BC_MSG_NETGO,       /* supervisor -> init: uplink and DNS filter are up */
+	BC_MSG_IDS = 1,     /* supervisor -> init: uid/gid maps written */
+	BC_MSG_NET,         /* init -> supervisor: carries the sandbox-side sockets
+			     * (DNS UDP, DNS TCP, nftables, rtnetlink, NFLOG) */
+	BC_MSG_RULES,       /* init -> supervisor: egress ruleset committed */
+	BC_MSG_CGROUP,      /* supervisor -> init: carries the v1 cgroups' `tasks`
+			     * files to join (cgroup_join_self) */
+	BC_MSG_JOINED,      /* init -> supervisor: moved itself into its v1 cgroups;
+			     * code = hierarchies joined */
+	BC_MSG_GO,          /* supervisor -> init: cgroup, limits, uplink and DNS
+			     * filter are in place */
 	BC_MSG_READY,       /* worker -> supervisor: hardened, about to execve;
 			     * code = the Landlock ABI in force */
 	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
-	BC_MSG_JOINED,      /* init -> supervisor: moved itself into its v1 cgroups
-			     * (cgroup_join_self); code = hierarchies joined */
 };
 
-#define BC_MSG_MAX_FDS 4
+#define BC_MSG_MAX_FDS 5
 
 struct bc_msg {
 	uint32_t type;
@@ -116,7 +130,8 @@ static int msg_send(int fd, enum bc_msg_type type, int code, const char *text)
 
 /* Receive one message; 0 on EOF, 1 with *m filled, -errno on error or on
  * anything that is not a well-formed message. Descriptors are accepted
- * only with BC_MSG_NET, at most BC_MSG_MAX_FDS; any others are closed. */
+ * only with BC_MSG_NET and BC_MSG_CGROUP, at most BC_MSG_MAX_FDS; any
+ * others are closed. */
 static int msg_recv(int fd, struct bc_msg *m, int *fds, size_t *nfds)
 {
 	union msg_cmsg u;
@@ -147,8 +162,9 @@ static int msg_recv(int fd, struct bc_msg *m, int *fds, size_t *nfds)
 				close(f);
 		}
 	}
-	bool bad = n != (ssize_t)sizeof *m || m->type < BC_MSG_GO || m->type > BC_MSG_JOINED ||
-		   (msg.msg_flags & MSG_CTRUNC) || (got && (m->type != BC_MSG_NET || !fds));
+	bool bad = n != (ssize_t)sizeof *m || m->type < BC_MSG_IDS || m->type > BC_MSG_ERROR ||
+		   (msg.msg_flags & MSG_CTRUNC) ||
+		   (got && ((m->type != BC_MSG_NET && m->type != BC_MSG_CGROUP) || !fds));
 	if (bad || n == 0) {
 		for (size_t i = 0; i < got; i++)
 			close(tmp[i]);
@@ -419,19 +435,16 @@ static int dns_socket(int type, struct bc_error *err)
 	return TAKE_FD(fd);
 }
 
-/* Step 3, filtered network: commit the egress ruleset while we still hold
- * CAP_NET_ADMIN over this netns (the command never will), make the sockets
- * the supervisor serves the sandbox through, hand them up, and wait until
- * the uplink and the DNS filter are in place. */
-static int child_network(const struct bc_policy *p, int sync_fd, struct bc_error *err)
+/* Step 3, filtered network, first half: the sockets the supervisor serves
+ * the sandbox through (the uplink's rtnetlink one included), made in our
+ * network namespace and handed up, so the DNS filter and the host side of
+ * the uplink start while we go on. */
+static int child_sockets(int sync_fd, struct bc_error *err)
 {
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
 	int r;
-	struct bc_msg m;
 
-	if ((r = bc_nft_commit(p, err)) < 0)
-		return r;
 	if ((r = dns_socket(SOCK_DGRAM, err)) < 0)
 		goto out;
 	fds[n++] = r;
@@ -443,19 +456,35 @@ static int child_network(const struct bc_policy *p, int sync_fd, struct bc_error
 		goto out;
 	}
 	fds[n++] = r;
+	if ((r = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)) < 0) {
+		r = bc_error_errno(err, errno, "open a route netlink socket in the sandbox");
+		goto out;
+	}
+	fds[n++] = r;
 	if ((r = bc_nflog_open(err)) >= 0)
 		fds[n++] = r;
 	if ((r = msg_send_fds(sync_fd, BC_MSG_NET, (int)n, NULL, fds, n)) < 0) {
 		bc_error_errno(err, -r, "hand the network sockets to the supervisor");
 		goto out;
 	}
-	if (msg_recv(sync_fd, &m, NULL, NULL) != 1 || m.type != BC_MSG_NETGO)
-		_exit(BC_EXIT_LAUNCHER);
 	r = 0;
 out:
 	for (size_t i = 0; i < n; i++)
 		close(fds[i]);
 	return r;
+}
+
+/* Second half: commit the egress ruleset while we still hold CAP_NET_ADMIN
+ * over this netns (the command never will), and say so: only then does
+ * the supervisor connect the uplink. */
+static int child_rules(const struct bc_policy *p, int sync_fd, struct bc_error *err)
+{
+	int r = bc_nft_commit(p, err);
+	if (r < 0)
+		return r;
+	if ((r = msg_send(sync_fd, BC_MSG_RULES, 0, NULL)) < 0)
+		return bc_error_errno(err, -r, "tell the supervisor the ruleset is in");
+	return 0;
 }
 
 static int exit_status(int status)
@@ -467,20 +496,54 @@ static int exit_status(int status)
 	return BC_EXIT_LAUNCHER;
 }
 
+/* Step 2 in pid 1: wait for "go". On cgroup v1 a "cgroup" message comes
+ * first with the `tasks` files of our cgroups (freezer first): a
+ * single-threaded process moving itself skips the kernel lock that moving
+ * another one takes (see cgroup_place). Write "0" to each, close them,
+ * say how many took; the supervisor checks. */
+static void cgroup_enter(int sync_fd)
+{
+	struct bc_msg m;
+	int fds[BC_MSG_MAX_FDS];
+	size_t n = 0;
+
+	if (msg_recv(sync_fd, &m, fds, &n) != 1)
+		_exit(BC_EXIT_LAUNCHER);
+	if (m.type == BC_MSG_CGROUP) {
+		int joined = 0;
+		for (size_t i = 0; i < n; i++) {
+			joined += write(fds[i], "0", 1) == 1;
+			close(fds[i]);
+		}
+		if (msg_send(sync_fd, BC_MSG_JOINED, joined, NULL) < 0 ||
+		    msg_recv(sync_fd, &m, NULL, NULL) != 1)
+			_exit(BC_EXIT_LAUNCHER);
+	}
+	if (m.type != BC_MSG_GO)
+		_exit(BC_EXIT_LAUNCHER);
+}
+
 static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs, int sync_fd)
 {
 	const struct bc_policy *p = l->policy;
 	struct bc_error err = {0};
 	struct bc_msg m;
 
-	/* Step 2 (child half): nothing happens until the supervisor has written
-	 * our id maps and placed us in our cgroup. EOF means it died. */
-	if (msg_recv(sync_fd, &m, NULL, NULL) != 1 || m.type != BC_MSG_GO)
+	/* Step 2 (child half): our network namespace, owned by our user
+	 * namespace as if clone had made it; then nothing happens until the
+	 * supervisor has written our id maps. EOF means it died. */
+	if (unshare(CLONE_NEWNET) < 0) {
+		bc_error_errno(&err, errno, "create the network namespace");
+		child_fail(sync_fd, &err);
+	}
+	if (loopback_up(&err) < 0 ||
+	    (p->net_mode == BC_NET_FILTERED && child_sockets(sync_fd, &err) < 0))
+		child_fail(sync_fd, &err);
+	if (msg_recv(sync_fd, &m, NULL, NULL) != 1 || m.type != BC_MSG_IDS)
 		_exit(BC_EXIT_LAUNCHER);
 
 	/* Step 3. Ids first (the death signal is reset by an id change, so it
-	 * is set after), then the cgroup namespace, now that we sit in our own
-	 * cgroup, so the sandbox sees that cgroup as its root. */
+	 * is set after). */
 	if (become_sandbox_user(l, p->uid, p->gid, &err) < 0)
 		child_fail(sync_fd, &err);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
@@ -488,19 +551,13 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 		child_fail(sync_fd, &err);
 	}
 	struct pollfd pfd = { .fd = sync_fd, .events = POLLIN };
-	if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLIN)))
+	if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLHUP))
 		_exit(BC_EXIT_LAUNCHER);   /* the supervisor died before the death signal was armed */
-	if (unshare(CLONE_NEWCGROUP) < 0) {
-		bc_error_errno(&err, errno, "create the cgroup namespace");
-		child_fail(sync_fd, &err);
-	}
 	if (sethostname(p->hostname, strlen(p->hostname)) < 0) {
 		bc_error_errno(&err, errno, "sethostname");
 		child_fail(sync_fd, &err);
 	}
-	if (loopback_up(&err) < 0)
-		child_fail(sync_fd, &err);
-	if (p->net_mode == BC_NET_FILTERED && child_network(p, sync_fd, &err) < 0)
+	if (p->net_mode == BC_NET_FILTERED && child_rules(p, sync_fd, &err) < 0)
 		child_fail(sync_fd, &err);
 
 	/* Steps 5 and 6: the root filesystem, then check what was built. */
@@ -508,6 +565,15 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	    (p->net_mode == BC_NET_FILTERED && bc_nft_verify(p, &err) < 0))
 		child_fail(sync_fd, &err);
 	bc_rootfs_close_fds(rfs);
+
+	/* Step 2, end: into our cgroup, then "go" (uplink and DNS filter are
+	 * up by then too); then the cgroup namespace, now that we sit in our
+	 * own cgroup, so the sandbox sees that cgroup as its root. */
+	cgroup_enter(sync_fd);
+	if (unshare(CLONE_NEWCGROUP) < 0) {
+		bc_error_errno(&err, errno, "create the cgroup namespace");
+		child_fail(sync_fd, &err);
+	}
 
 	sigset_t fwd;
 	sigemptyset(&fwd);
@@ -563,50 +629,42 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 
 /* ---- supervisor ---------------------------------------------------------- */
 
+/* Supervisor: wait for a message of type want from the sandbox. An error
+ * report from it, its end, or any other message is the launch's error.
+ * want 0: the sandbox stopped listening; say why (its last report). */
+static int recv_expect(int sync_fd, enum bc_msg_type want, int *fds, size_t *nfds,
+		       struct bc_error *err)
+{
+	struct bc_msg m = {0};
+	size_t n = 0;
+	int r = msg_recv(sync_fd, &m, fds, &n);
+	if (nfds)
+		*nfds = n;
+	if (r == 1 && m.type == want)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	if (nfds)
+		*nfds = 0;
+	if (r == 1 && m.type == BC_MSG_ERROR)
+		return bc_error_set(err, m.code, "%s", m.text);
+	return bc_error_set(err, EPROTO, "the sandbox ended before it started");
+}
+
 /* Fast cgroup v1 placement. Moving another process (its pid written to
  * cgroup.procs) takes the kernel's global threadgroup lock for writing,
  * which waits for an RCU grace period: 10-15 ms per launch on the
  * benchmark machine, most of the launch time (BENCHMARKS.md). A
  * single-threaded process moving itself ("0" written to a v1 `tasks` file)
- * skips that lock. So the supervisor opens each `tasks` file before clone
- * (the kernel checks the write against the opener's credentials), pid 1
- * moves itself first thing and says BC_MSG_JOINED, and the supervisor
- * reads every hierarchy's cgroup.procs to check that it is there; on any
- * doubt it moves it the slow way, bc_cgroup_attach. Freezer first, as in
+ * skips that lock. So the supervisor opens each `tasks` file (the kernel
+ * checks the write against the opener's credentials) and hands them to
+ * pid 1 in a "cgroup" message, pid 1 moves itself (cgroup_enter) and says
+ * "joined", and the supervisor reads every hierarchy's cgroup.procs to
+ * check that it is there; on any doubt it moves it the slow way,
+ * bc_cgroup_attach, as it does on v2. Freezer first, as in
  * bc_cgroup_attach, so a kill can always freeze what joined. */
 static const enum bc_cg_hier cgroup_join_order[] = { BC_CG_FREEZER, BC_CG_MEMORY, BC_CG_PIDS,
 						     BC_CG_CPU, BC_CG_CPUACCT };
-
-static void cgroup_join_open(struct bc_cgroup *cg, int *fds)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++) {
-		struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
-		fds[i] = cg->version == 1 && d->path ? openat(d->fd, "tasks", O_WRONLY | O_CLOEXEC) : -1;
-	}
-}
-
-static void cgroup_join_close(int *fds)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++)
-		if (fds[i] >= 0) {
-			close(fds[i]);
-			fds[i] = -1;
-		}
-}
-
-/* In pid 1, before anything else: join, close the fds, tell the supervisor. */
-static void cgroup_join_self(int *fds, int sync_fd)
-{
-	int joined = 0, opened = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++)
-		if (fds[i] >= 0) {
-			opened++;
-			joined += write(fds[i], "0", 1) == 1;
-		}
-	cgroup_join_close(fds);
-	if (opened)
-		msg_send(sync_fd, BC_MSG_JOINED, joined, NULL);
-}
 
 static bool cgroup_has_pid(int dir_fd, pid_t pid)
 {
@@ -622,18 +680,26 @@ static bool cgroup_has_pid(int dir_fd, pid_t pid)
 	return false;
 }
 
-/* Supervisor: place pid in every sandbox cgroup. joining: the tasks fds
- * were opened, so a BC_MSG_JOINED (or an error) comes first. */
-static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, bool joining,
-			struct bc_error *err)
+/* Supervisor: place pid, which waits in cgroup_enter, in every sandbox
+ * cgroup. */
+static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, struct bc_error *err)
 {
-	if (joining) {
-		struct bc_msg m = {0};
-		int r = msg_recv(sync_fd, &m, NULL, NULL);
-		if (r == 1 && m.type == BC_MSG_ERROR)
-			return bc_error_set(err, m.code, "%s", m.text);
-		if (r != 1 || m.type != BC_MSG_JOINED)
-			return bc_error_set(err, EPROTO, "the sandbox ended before it started");
+	int fds[ARRAY_SIZE(cgroup_join_order)];
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++) {
+		struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
+		int fd = cg->version == 1 && d->path ? openat(d->fd, "tasks", O_WRONLY | O_CLOEXEC) : -1;
+		if (fd >= 0)
+			fds[n++] = fd;
+	}
+	if (n) {
+		msg_send_fds(sync_fd, BC_MSG_CGROUP, (int)n, NULL, fds, n);
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		int r = recv_expect(sync_fd, BC_MSG_JOINED, NULL, NULL, err);
+		if (r < 0)
+			return r;
 		bool all = true;
 		for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++) {
 			struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
@@ -753,8 +819,11 @@ static int supervise_once(struct supervisor *s)
 			bc_json_int(&j, "landlock_abi", m.code);
 			bc_audit_write(s->l->audit, "ready", &j);
 			bc_json_free(&j);
+			/* the sandbox's namespaces are final by now (pid 1 makes its
+			 * network namespace itself) */
 			if (s->l->devtools_forward &&
-			    bc_devtools_start(&s->devtools, STDERR_FILENO, s->l->audit, &s->child_err) < 0)
+			    (bc_devtools_attach(&s->devtools, s->child, &s->child_err) < 0 ||
+			     bc_devtools_start(&s->devtools, STDERR_FILENO, s->l->audit, &s->child_err) < 0))
 				sandbox_kill(s);
 		} else if (r == 1 && m.type == BC_MSG_ERROR)
 			bc_error_set(&s->child_err, m.code, "%s", m.text);
@@ -796,38 +865,45 @@ static int supervise_once(struct supervisor *s)
 
 /* Step 4: the sandbox committed its ruleset and handed up its sockets;
  * attach the uplink and start the DNS filter, then let it go on. */
+/* Step 4, filtered network: with the sandbox's sockets (its "net"
+ * message), start the DNS filter and the host side of the uplink; once it
+ * says its ruleset is in, connect the uplink to it; then wait for the
+ * filter's word that it is up. */
 static int supervise_network(struct supervisor *s, struct bc_error *err)
 {
 	const struct bc_policy *p = s->l->policy;
-	struct bc_msg m = {0};
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
-	int r = msg_recv(s->sync_fd, &m, fds, &n);
+	int r = recv_expect(s->sync_fd, BC_MSG_NET, fds, &n, err);
 
-	if (r == 1 && m.type == BC_MSG_ERROR)
-		return bc_error_set(err, m.code, "%s", m.text);
-	if (r != 1 || m.type != BC_MSG_NET || n < 3 || (size_t)m.code != n) {
+	if (r < 0)
+		return r;
+	if (n < 4) {
 		for (size_t i = 0; i < n; i++)
 			close(fds[i]);
 		return bc_error_set(err, EPROTO, "the sandbox did not hand up its network sockets");
 	}
-	if (n > 3)
-		s->nflog_fd = fds[3];
-	r = bc_uplink_attach(&s->uplink, p, s->child, s->l->session_id, err);
-	if (r >= 0) {
-		struct bc_dnsfilter_cfg cfg = {
-			.policy = p, .udp_fd = fds[0], .tcp_fd = fds[1], .nft_fd = fds[2],
-			.audit_fd = s->l->audit->fd, .session_id = s->l->session_id,
-		};
-		r = bc_dnsfilter_start(&cfg, &s->dns_pid, err);
-	}
-	for (size_t i = 0; i < 3; i++)
+	if (n > 4)
+		s->nflog_fd = fds[4];
+	struct bc_dnsfilter_cfg cfg = {
+		.policy = p, .udp_fd = fds[0], .tcp_fd = fds[1], .nft_fd = fds[2],
+		.audit_fd = s->l->audit->fd, .session_id = s->l->session_id,
+	};
+	int ready_fd = -1;
+	r = bc_dnsfilter_spawn(&cfg, &s->dns_pid, &ready_fd, err);
+	if (r >= 0)
+		r = bc_uplink_attach(&s->uplink, p, s->child, s->l->session_id, err);
+	if (r >= 0)
+		r = recv_expect(s->sync_fd, BC_MSG_RULES, NULL, NULL, err);
+	if (r >= 0)
+		r = bc_uplink_connect(&s->uplink, s->child, fds[3], err);
+	if (r >= 0)
+		r = bc_dnsfilter_ready(&s->dns_pid, TAKE_FD(ready_fd), err);
+	if (ready_fd >= 0)
+		close(ready_fd);
+	for (size_t i = 0; i < 4; i++)
 		close(fds[i]);
-	if (r < 0)
-		return r;
-	if (msg_send(s->sync_fd, BC_MSG_NETGO, 0, NULL) < 0)
-		return bc_error_set(err, EPIPE, "the sandbox ended during setup");
-	return 0;
+	return r;
 }
 
 static void audit_start(struct supervisor *s, const struct bc_rootfs *rfs)
@@ -956,37 +1032,16 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		l->devtools_stderr = s.devtools.stderr_wr;
 	}
 
-	/* What launchers killed by SIGKILL left behind: their dead runtime
-	 * records and those sessions' cgroups (never a live one; cheap). */
-	bc_runtime_gc(gc_stale_cgroup, (void *)l->cgroup_parent, &(struct bc_error){0});
-
-	/* The sandbox's own cgroup, with its limits written and read back,
-	 * before anything runs in it. */
-	snprintf(name, sizeof name, "bc-%s", l->session_id);
-	if ((ret = bc_cgroup_setup(&s.cg, p, l->cgroup_parent, name, err)) < 0)
-		goto out;
-	snprintf(rec.session, sizeof rec.session, "%s", l->session_id);
-	snprintf(rec.task, sizeof rec.task, "%s", l->task_id ? l->task_id : "");
-	snprintf(rec.profile, sizeof rec.profile, "%s", rfs.profile_ephemeral ? "(ephemeral)" : rfs.profile);
-	snprintf(rec.policy, sizeof rec.policy, "%s", p->path ? p->path : "");
-	rec.pid = getpid();
-	rec.started = time(NULL);
-	if ((ret = bc_runtime_register(&rec, err)) < 0)
-		goto out;
-
-	/* Step 2: the sandbox's pid 1, in every new namespace but the cgroup
-	 * one, which it enters itself once it sits in its own cgroup. */
+	/* Step 2: the sandbox's pid 1, in new user, mount, pid, IPC and UTS
+	 * namespaces. It makes its network namespace itself, first thing
+	 * (the costliest to create: done while we write its id maps), and
+	 * its cgroup namespace once it sits in its own cgroup. It starts
+	 * setting up as soon as its id maps are written, while we make its
+	 * cgroup and uplink (the diagram at the top). */
 	fflush(NULL);
-	int join_fds[ARRAY_SIZE(cgroup_join_order)];
-	cgroup_join_open(&s.cg, join_fds);
-	bool joining = false;
-	for (size_t i = 0; i < ARRAY_SIZE(join_fds); i++)
-		joining |= join_fds[i] >= 0;
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-				   CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+				   CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
 				   NULL, NULL, NULL, 0);
-	if (pid != 0)
-		cgroup_join_close(join_fds);
 	if (pid < 0) {
 		int e = errno;
 		ret = bc_error_errno(err, e, "create the sandbox namespaces%s",
@@ -997,22 +1052,16 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		goto out;
 	}
 	if (pid == 0) {
-		/* Nothing of the supervisor's state may reach the sandbox: the
-		 * cgroup and runtime-record fds (a writable limit file, a lock)
-		 * are closed here, before anything else. */
+		/* Nothing of the supervisor's state may reach the sandbox:
+		 * what it holds open now is closed here, before anything else
+		 * (the cgroup and runtime-record fds do not exist yet). */
 		close(sv[0]);
-		for (int h = 0; h < BC_CG_NHIER; h++)
-			if (s.cg.dir[h].fd >= 0 && s.cg.dir[h].path)
-				close(s.cg.dir[h].fd);
-		if (rec.fd >= 0)
-			close(rec.fd);
 		if (l->audit && l->audit->fd >= 0)
 			close(l->audit->fd);
 		close(s.sig_fd);
 		close(s.timer_fd);
 		if (s.devtools.stderr_rd >= 0)
 			close(s.devtools.stderr_rd);
-		cgroup_join_self(join_fds, sv[1]);
 		init_main(l, &rfs, sv[1]);
 	}
 	s.child = pid;
@@ -1024,19 +1073,38 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		close(s.devtools.stderr_wr);
 		s.devtools.stderr_wr = -1;
 	}
-	if (l->devtools_forward && (ret = bc_devtools_attach(&s.devtools, pid, err)) < 0)
-		goto kill;
-
 	if ((ret = write_id_maps(l, pid, err)) < 0)
 		goto kill;
-	if (s.cg.version && (ret = cgroup_place(&s.cg, pid, s.sync_fd, joining, err)) < 0)
-		goto kill;
-	if (msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
-		ret = bc_error_set(err, EPIPE, "the sandbox ended before it started");
+	if (msg_send(s.sync_fd, BC_MSG_IDS, 0, NULL) < 0) {
+		ret = recv_expect(s.sync_fd, 0, NULL, NULL, err);
 		goto kill;
 	}
+
+	/* What launchers killed by SIGKILL left behind: their dead runtime
+	 * records and those sessions' cgroups (never a live one; cheap). */
+	bc_runtime_gc(gc_stale_cgroup, (void *)l->cgroup_parent, &(struct bc_error){0});
+
+	/* The sandbox's own cgroup, with its limits written and read back,
+	 * before the sandbox joins it. */
+	snprintf(name, sizeof name, "bc-%s", l->session_id);
+	if ((ret = bc_cgroup_setup(&s.cg, p, l->cgroup_parent, name, err)) < 0)
+		goto kill;
+	snprintf(rec.session, sizeof rec.session, "%s", l->session_id);
+	snprintf(rec.task, sizeof rec.task, "%s", l->task_id ? l->task_id : "");
+	snprintf(rec.profile, sizeof rec.profile, "%s", rfs.profile_ephemeral ? "(ephemeral)" : rfs.profile);
+	snprintf(rec.policy, sizeof rec.policy, "%s", p->path ? p->path : "");
+	rec.pid = getpid();
+	rec.started = time(NULL);
+	if ((ret = bc_runtime_register(&rec, err)) < 0)
+		goto kill;
 	if (p->net_mode == BC_NET_FILTERED && (ret = supervise_network(&s, err)) < 0)
 		goto kill;
+	if (s.cg.version && (ret = cgroup_place(&s.cg, pid, s.sync_fd, err)) < 0)
+		goto kill;
+	if (msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
+		ret = recv_expect(s.sync_fd, 0, NULL, NULL, err);
+		goto kill;
+	}
 	audit_start(&s, &rfs);
 	if (l->ttl && (ret = arm_timer(s.timer_fd, l->ttl)) < 0) {
 		bc_error_errno(err, -ret, "arm the deadline timer");

@@ -101,14 +101,3 @@ int bc_netns_socket(const struct bc_ns *ns, int domain, int type, int protocol, 
 		return bc_error_errno(err, -r, "create a socket in the sandbox's network namespace");
 	return r;
 }
-
-int bc_netns_socket_pid(pid_t pid, int domain, int type, int protocol, struct bc_error *err)
-{
-	struct bc_ns ns;
-	int r = bc_ns_open(&ns, pid, err);
-	if (r < 0)
-		return r;
-	r = bc_netns_socket(&ns, domain, type, protocol, err);
-	bc_ns_close(&ns);
-	return r;
-}

@@ -33,6 +33,3 @@ int bc_nsenter_run(const struct bc_ns *ns, int (*fn)(void *arg), void *arg, stru
 /* socket(domain, type | SOCK_CLOEXEC, protocol) created in the network
  * namespace of ns; returns the fd. */
 int bc_netns_socket(const struct bc_ns *ns, int domain, int type, int protocol, struct bc_error *err);
-
-/* The same, opening the namespaces of pid for the call. */
-int bc_netns_socket_pid(pid_t pid, int domain, int type, int protocol, struct bc_error *err);
