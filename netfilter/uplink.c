@@ -725,7 +725,10 @@ static int slot_clean(int rtfd, int nftfd, uint32_t net, struct bc_error *err)
 	char ifname[IFNAMSIZ], table[32];
 	slot_names(net, ifname, table, NULL);
 	int found = 0;
-	int r = link_del(rtfd, ifname);
+	/* a GETLINK does not wait for the rtnl lock, a DELLINK does */
+	int r = link_index(rtfd, ifname);
+	if (r >= 0)
+		r = link_del(rtfd, ifname);
 	if (r == 0)
 		found = 1;
 	else if (r != -ENODEV && r != -ENOENT)

@@ -475,16 +475,38 @@ out:
 }
 
 /* Second half: commit the egress ruleset while we still hold CAP_NET_ADMIN
- * over this netns (the command never will), and say so: only then does
- * the supervisor connect the uplink. */
-static int child_rules(const struct bc_policy *p, int sync_fd, struct bc_error *err)
+ * over this netns (the command never will) and say so ("rules": only then
+ * does the supervisor connect the uplink). The commit reads the ruleset
+ * back and compares it with what was sent (bc_nft_commit): that is step
+ * 6 for the ruleset. It runs in a process of its own, side by side with
+ * the root being built; rules_wait collects it before "go". On failure it
+ * reports to the supervisor itself. Returns its pid. */
+static pid_t rules_start(const struct bc_policy *p, int sync_fd)
 {
-	int r = bc_nft_commit(p, err);
+	struct bc_error err = {0};
+	pid_t pid = fork();
+	if (pid < 0) {
+		bc_error_errno(&err, errno, "fork to commit the ruleset");
+		child_fail(sync_fd, &err);
+	}
+	if (pid > 0)
+		return pid;
+	int r = bc_nft_commit(p, &err);
+	if (r >= 0 && (r = msg_send(sync_fd, BC_MSG_RULES, 0, NULL)) < 0)
+		bc_error_errno(&err, -r, "tell the supervisor the ruleset is in");
 	if (r < 0)
-		return r;
-	if ((r = msg_send(sync_fd, BC_MSG_RULES, 0, NULL)) < 0)
-		return bc_error_errno(err, -r, "tell the supervisor the ruleset is in");
-	return 0;
+		child_fail(sync_fd, &err);
+	_exit(0);
+}
+
+static void rules_wait(pid_t pid)
+{
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(BC_EXIT_LAUNCHER);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		_exit(BC_EXIT_LAUNCHER);   /* its error went to the supervisor */
 }
 
 static int exit_status(int status)
@@ -557,14 +579,14 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 		bc_error_errno(&err, errno, "sethostname");
 		child_fail(sync_fd, &err);
 	}
-	if (p->net_mode == BC_NET_FILTERED && child_rules(p, sync_fd, &err) < 0)
-		child_fail(sync_fd, &err);
+	pid_t rules = p->net_mode == BC_NET_FILTERED ? rules_start(p, sync_fd) : 0;
 
 	/* Steps 5 and 6: the root filesystem, then check what was built. */
-	if (bc_rootfs_build(rfs, &err) < 0 || bc_rootfs_verify(rfs, &err) < 0 ||
-	    (p->net_mode == BC_NET_FILTERED && bc_nft_verify(p, &err) < 0))
+	if (bc_rootfs_build(rfs, &err) < 0 || bc_rootfs_verify(rfs, &err) < 0)
 		child_fail(sync_fd, &err);
 	bc_rootfs_close_fds(rfs);
+	if (rules > 0)
+		rules_wait(rules);
 
 	/* Step 2, end: into our cgroup, then "go" (uplink and DNS filter are
 	 * up by then too); then the cgroup namespace, now that we sit in our
