@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "caps.h"
 
@@ -38,6 +39,9 @@ int bc_caps_drop_all(struct bc_error *err)
 
 	/* capng_apply drops the bounding set (needs CAP_SETPCAP) before it
 	 * clears the other sets with capset. */
+	/* libcap-ng caches the pid it works on: make it ours (the sandbox's
+	 * worker shares pid 1's memory until it execs). */
+	capng_setpid(getpid());
 	capng_clear(CAPNG_SELECT_ALL);
 	int r = capng_apply(CAPNG_SELECT_ALL);
 	if (r < 0)

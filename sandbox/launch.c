@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -382,6 +383,49 @@ static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_roo
 	_exit(e == ENOENT || e == ENOTDIR ? BC_EXIT_NOTFOUND : BC_EXIT_NOEXEC);
 }
 
+struct worker_args {
+	const struct bc_launch *l;
+	const struct bc_rootfs *rfs;
+	int sync_fd;
+};
+
+static int worker_entry(void *arg)
+{
+	const struct worker_args *a = arg;
+	worker_main(a->l, a->rfs, a->sync_fd);
+}
+
+/* Start the worker the way posix_spawn does: in our address space, on a
+ * stack of its own, with us suspended until it execs or exits (no page
+ * tables copied). Safe because pid 1 is single-threaded and waits; the
+ * worker has its own fds, fs, signal handlers and credentials. Returns its
+ * pid or -errno. */
+static pid_t worker_spawn(const struct bc_launch *l, const struct bc_rootfs *rfs, int sync_fd)
+{
+	enum { STACK = 1 << 20, GUARD = 1 << 12 };
+	struct worker_args a = { .l = l, .rfs = rfs, .sync_fd = sync_fd };
+#ifdef __SANITIZE_ADDRESS__
+	/* AddressSanitizer does not follow a process sharing our memory */
+	pid_t child = fork();
+	if (child == 0)
+		worker_entry(&a);
+	return child < 0 ? -errno : child;
+#endif
+	char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+			   -1, 0);
+	if (stack == MAP_FAILED)
+		return -errno;
+	if (mprotect(stack, GUARD, PROT_NONE) < 0) {
+		int e = errno;
+		munmap(stack, STACK);
+		return -e;
+	}
+	pid_t pid = clone(worker_entry, stack + STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+	int e = errno;
+	munmap(stack, STACK);
+	return pid < 0 ? -e : pid;
+}
+
 /* ---- pid 1 of the sandbox ------------------------------------------------ */
 
 /* Become the sandbox user while keeping the capabilities this user
@@ -609,13 +653,11 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	sigaddset(&fwd, SIGPWR);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 
-	pid_t worker = fork();
+	pid_t worker = worker_spawn(l, rfs, sync_fd);
 	if (worker < 0) {
-		bc_error_errno(&err, errno, "fork");
+		bc_error_errno(&err, -worker, "start the command's process");
 		child_fail(sync_fd, &err);
 	}
-	if (worker == 0)
-		worker_main(l, rfs, sync_fd);
 
 	/* Step 7 for pid 1 itself: it needs no privilege to reap and forward.
 	 * Not dumpable, so the command (same uid) cannot ptrace or write its
