@@ -10,6 +10,7 @@
 #include <linux/if_link.h>
 #include <linux/nsfs.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
 #include <linux/veth.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -115,8 +116,8 @@ static int rtnl_open(void)
 }
 
 /* The veth pair: host end `host`, peer SANDBOX_IF created right in the
- * netns of pid. */
-static int link_add_veth(int fd, const char *host, pid_t pid)
+ * netns netns_fd names. */
+static int link_add_veth(int fd, const char *host, int netns_fd)
 {
 	char buf[1024] = { 0 };
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -132,7 +133,7 @@ static int link_add_veth(int fd, const char *host, pid_t pid)
 	struct ifinfomsg *pifi = mnl_nlmsg_put_extra_header(nlh, sizeof *pifi);
 	pifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, SANDBOX_IF);
-	mnl_attr_put_u32(nlh, IFLA_NET_NS_PID, (uint32_t)pid);
+	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)netns_fd);
 	mnl_attr_nest_end(nlh, peer);
 	mnl_attr_nest_end(nlh, data);
 	mnl_attr_nest_end(nlh, info);
@@ -838,16 +839,28 @@ static int forward_on(struct bc_uplink_state *u, struct bc_error *err)
 	return 0;
 }
 
+/* The network namespace a socket lives in, as an fd. */
+static int socket_netns(int sock, struct bc_error *err)
+{
+	int fd = ioctl(sock, SIOCGSKNS);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "find the sandbox's network namespace");
+	return fd;
+}
+
 /* The host side: a slot, the pair (its sandbox end still down and
  * unaddressed), the host end configured, the host table. */
-static int veth_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid_t pid,
+static int veth_attach(struct bc_uplink_state *u, const struct bc_policy *p, int srt,
 		       const char *session, struct bc_error *err)
 {
 	char table[32];
+	_cleanup_close_ int netns = socket_netns(srt, err);
 	_cleanup_close_ int rt = rtnl_open();
 	_cleanup_close_ int nft = bc_nft_socket_open();
 	int r, idx;
 
+	if (netns < 0)
+		return netns;
 	if (rt < 0 || nft < 0)
 		return bc_error_errno(err, rt < 0 ? -rt : -nft, "open a netlink socket on the host");
 	if ((r = slot_take(u, p, rt, nft, session, err)) < 0)
@@ -860,7 +873,7 @@ static int veth_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid
 
 	if ((r = forward_on(u, err)) < 0)
 		return r;
-	if ((r = link_add_veth(rt, u->host_if, pid)) < 0)
+	if ((r = link_add_veth(rt, u->host_if, netns)) < 0)
 		return bc_error_errno(err, -r, "create veth pair %s/%s in the sandbox", u->host_if, SANDBOX_IF);
 	/* from here on detach has something to remove */
 	u->attached = true;
@@ -885,31 +898,33 @@ static int veth_connect(struct bc_uplink_state *u, int srt, struct bc_error *err
 
 /* ---- pasta ------------------------------------------------------------- */
 
-/* Is there a default route in the netns of pid yet? */
-static bool has_default_route(pid_t pid)
+/* Does a batch of route netlink messages hold a default unicast route of
+ * the main table (pasta's, once it configured the sandbox)? */
+static bool default_route_in(void *buf, int len)
 {
-	static const char *const files[] = { "route", "ipv6_route" };
-	for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
-		char path[64], line[512];
-		snprintf(path, sizeof path, "/proc/%d/net/%s", (int)pid, files[f]);
-		FILE *fp = fopen(path, "re");
-		if (!fp)
+	for (struct nlmsghdr *m = buf; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len)) {
+		if (m->nlmsg_type != RTM_NEWROUTE || m->nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg)))
 			continue;
-		bool found = false;
-		for (int i = 0; !found && i < 4096 && fgets(line, sizeof line, fp); i++) {
-			char ifn[32], dst[64], plen[8];
-			if (f == 0)
-				found = sscanf(line, "%31s %63s", ifn, dst) == 2 && strcmp(dst, "00000000") == 0 &&
-					strcmp(ifn, "lo") != 0;
-			else
-				found = sscanf(line, "%63s %7s", dst, plen) == 2 &&
-					strspn(dst, "0") == 32 && strcmp(plen, "00") == 0 && !strstr(line, " lo\n");
-		}
-		fclose(fp);
-		if (found)
+		const struct rtmsg *rt = mnl_nlmsg_get_payload(m);
+		if (rt->rtm_dst_len == 0 && rt->rtm_table == RT_TABLE_MAIN && rt->rtm_type == RTN_UNICAST)
 			return true;
 	}
 	return false;
+}
+
+/* Ask for the routes of srt's netns; the answers come with the route
+ * events srt is subscribed to. */
+static int route_dump(int srt)
+{
+	char buf[256] = { 0 };
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq_next();
+	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
+	rtm->rtm_family = AF_UNSPEC;
+	return sendto(srt, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0 ? -errno : 0;
 }
 
 static void pasta_reap(struct bc_uplink_state *u)
@@ -941,13 +956,13 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root
 	 * /proc/self/fd/N): pasta may not be allowed to open them through
 	 * /proc/PID once it dropped its privileges (root mode: the sandbox
 	 * runs as another uid), and an fd cannot name a recycled pid. */
-	_cleanup_close_ int userfd = -1, netfd = -1;
+	_cleanup_close_ int userfd = -1, netfd = socket_netns(srt, err);
+	if (netfd < 0)
+		return netfd;
 	snprintf(pidbuf, sizeof pidbuf, "/proc/%d/ns/user", (int)pid);
 	userfd = open(pidbuf, O_RDONLY | O_CLOEXEC);
-	snprintf(pidbuf, sizeof pidbuf, "/proc/%d/ns/net", (int)pid);
-	netfd = open(pidbuf, O_RDONLY | O_CLOEXEC);
-	if (userfd < 0 || netfd < 0)
-		return bc_error_errno(err, errno, "open the namespaces of pid %d", (int)pid);
+	if (userfd < 0)
+		return bc_error_errno(err, errno, "open the user namespace of pid %d", (int)pid);
 	/* -t/-u none: no port of the host forwarded in; -T/-U none: no port
 	 * of the host's loopback reachable from the sandbox's loopback;
 	 * --no-map-gw: the gateway address is not the host's loopback. As
@@ -960,7 +975,8 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root
 			 root ? "--runas" : NULL, "0:0", NULL };
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 
-	/* Route changes in the sandbox wake the wait for pasta below. */
+	/* Route events of the sandbox, and then a dump of its routes, wake
+	 * the wait for pasta below. */
 	for (size_t i = 0; i < ARRAY_SIZE(route_groups); i++)
 		if (setsockopt(srt, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &route_groups[i],
 			       sizeof route_groups[i]) < 0)
@@ -1000,6 +1016,10 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root
 	u->pasta_pid = child;
 	u->pasta_err = pfd[0];
 	u->attached = true;
+	int r = route_dump(srt);
+	if (r < 0)
+		return bc_error_errno(err, -r, "read the sandbox's routes");
+	bool routed = false;
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int waited = 0; waited < PASTA_WAIT_MS;) {
@@ -1013,16 +1033,17 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root
 					    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
 					    msg[0] ? ": " : "", bc_strstrip(msg));
 		}
-		if (has_default_route(pid)) {
+		if (routed) {
 			snprintf(u->addr, sizeof u->addr, "pasta");
 			return 0;
 		}
 		/* until a route changes, or 20 ms to look at pasta again */
 		struct pollfd pfd1 = { .fd = srt, .events = POLLIN };
 		if (poll(&pfd1, 1, 20) > 0) {
-			char drain[8192];
-			while (recv(srt, drain, sizeof drain, MSG_DONTWAIT) > 0)
-				;
+			union { char buf[32768]; struct nlmsghdr align; } rb;
+			ssize_t n;
+			while ((n = recv(srt, rb.buf, sizeof rb.buf, MSG_DONTWAIT)) > 0)
+				routed |= default_route_in(rb.buf, (int)n);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		waited = (int)((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
@@ -1033,7 +1054,7 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root
 
 /* ---- public ------------------------------------------------------------ */
 
-int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid_t pid,
+int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, int sandbox_rtnl,
 		     const char *session_id, struct bc_error *err)
 {
 	*u = (struct bc_uplink_state){ .lock_fd = -1, .pasta_err = -1 };
@@ -1046,7 +1067,7 @@ int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, pid_t
 		return bc_error_set(err, EPERM, "%s: uplink = veth needs CAP_NET_ADMIN in the launcher's "
 				    "network namespace (run as root, or use uplink = pasta)", p->path);
 	if (kind == BC_UPLINK_VETH)
-		r = veth_attach(u, p, pid, session_id, err);
+		r = veth_attach(u, p, sandbox_rtnl, session_id, err);
 	else {
 		u->kind = BC_UPLINK_PASTA;   /* started by bc_uplink_connect */
 		r = 0;

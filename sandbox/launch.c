@@ -1,28 +1,34 @@
 /* launch.c: the launch sequence of DESIGN.md, one ordered script.
  *
- *   supervisor (host side)        pid 1 "init" (sandbox)        worker
+ *   supervisor (host side)      pid 1 "init" (sandbox)     pid 2 (net_start)    worker
  *   1 prepare: policy, profile,
  *     seccomp program, layout
- *   2 clone(NEWUSER|NEWNS|...) -> waits for "ids"
- *     uid/gid maps, "ids"
- *     cgroup + limits             3 ids, hostname, lo,
- *   4 (filtered) <-- "net" ------   egress ruleset, sockets
- *     uplink, DNS filter          5 root on tmpfs, pivot_root
- *     -- "cgroup" (tasks fds) --> 6 verify mounts
- *     <-- "joined", check ------    join the cgroup
- *     "go" ---------------------->  cgroup ns, verify ruleset
- *                                   fork ------------------------> 7 setsid, rlimits, env,
- *                                   drop caps, reap, forward        close fds, drop caps,
- *                                   signals, exit with status       no_new_privs, seccomp
- *   8 forward signals, deadline,                                    (last), verify, "ready",
- *     reap, tear down, exit                                         execve
+ *   2 clone(NEWUSER|NEWNS|...) -> fork ------------------> 3 NEWNET, lo up
+ *     uid/gid maps, "ids" ----->  waits for "ids"
+ *     cgroup + limits             3 ids, hostname          (filtered:)
+ *   4 <-- "net" (sockets) ------------------------------   sockets,
+ *     DNS filter, veth host side  5 root on tmpfs,         ruleset, read back
+ *     <-- "rules" ----------------------------------------  exit
+ *     connect the uplink            pivot_root
+ *                                 6 verify mounts, enter
+ *                                   pid 2's netns
+ *     -- "cgroup" (tasks fds) -->   join the cgroup
+ *     <-- "joined", check ------
+ *     "go" -------------------->    cgroup ns
+ *                                   spawn ---------------------------------> 7 setsid, rlimits,
+ *                                   drop caps, reap, forward                   env, close fds,
+ *                                   signals, exit with status                  drop caps,
+ *   8 forward signals, deadline,                                               no_new_privs,
+ *     reap, tear down, exit                                                    seccomp (last),
+ *                                                                              "ready", execve
  *
- * The two halves work side by side: while the supervisor makes the cgroup
- * and the uplink, pid 1 commits the ruleset and builds the root. Only our
- * own setup code runs before pid 1 sits in its cgroup (the few kernel
- * objects it allocates meanwhile are charged to the launcher's cgroup);
- * nothing of the command runs before "go", which comes only once every
- * cgroup, limit, uplink and the DNS filter is in place.
+ * The three work side by side: while the supervisor makes the cgroup and
+ * the uplink, pid 2 makes the network namespace and commits the ruleset
+ * and pid 1 builds the root. Only our own setup code runs before pid 1
+ * sits in its cgroup (the few kernel objects it allocates meanwhile are
+ * charged to the launcher's cgroup); nothing of the command runs before
+ * "go", which comes only once every cgroup, limit, uplink and the DNS
+ * filter is in place.
  *
  * Messages between the halves are a closed set (struct bc_msg); the reader
  * trusts nothing it receives. */
@@ -32,6 +38,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/netlink.h>
+#include <linux/sockios.h>
 #include <linux/openat2.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -479,10 +486,10 @@ static int dns_socket(int type, struct bc_error *err)
 	return TAKE_FD(fd);
 }
 
-/* Step 3, filtered network, first half: the sockets the supervisor serves
- * the sandbox through (the uplink's rtnetlink one included), made in our
- * network namespace and handed up, so the DNS filter and the host side of
- * the uplink start while we go on. */
+/* The sockets the supervisor serves the sandbox through (the uplink's
+ * rtnetlink one included), made in the sandbox's network namespace and
+ * handed up, so the DNS filter and the host side of the uplink start
+ * while the sandbox goes on. */
 static int child_sockets(int sync_fd, struct bc_error *err)
 {
 	int fds[BC_MSG_MAX_FDS];
@@ -518,39 +525,76 @@ out:
 	return r;
 }
 
-/* Second half: commit the egress ruleset while we still hold CAP_NET_ADMIN
- * over this netns (the command never will) and say so ("rules": only then
- * does the supervisor connect the uplink). The commit reads the ruleset
- * back and compares it with what was sent (bc_nft_commit): that is step
- * 6 for the ruleset. It runs in a process of its own, side by side with
- * the root being built; rules_wait collects it before "go". On failure it
- * reports to the supervisor itself. Returns its pid. */
-static pid_t rules_start(const struct bc_policy *p, int sync_fd)
+/* Step 3, the network side, in a process of its own while pid 1 builds
+ * the root (step 5): our network namespace (owned by our user namespace,
+ * as if clone had made it; the costliest namespace to create), handed to
+ * pid 1 through *ns_sock; lo up; with filtered egress the sockets for the
+ * supervisor ("net"), then the egress ruleset, committed while this
+ * process holds CAP_NET_ADMIN over the netns (the command never will) and
+ * read back (bc_nft_commit: step 6 for the ruleset), then "rules": only
+ * then does the supervisor connect the uplink. Errors go to the
+ * supervisor from here; net_join collects the process. */
+static pid_t net_start(const struct bc_policy *p, int sync_fd, int *ns_sock)
 {
 	struct bc_error err = {0};
-	pid_t pid = fork();
-	if (pid < 0) {
-		bc_error_errno(&err, errno, "fork to commit the ruleset");
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		bc_error_errno(&err, errno, "socketpair");
 		child_fail(sync_fd, &err);
 	}
-	if (pid > 0)
-		return pid;
-	int r = bc_nft_commit(p, &err);
-	if (r >= 0 && (r = msg_send(sync_fd, BC_MSG_RULES, 0, NULL)) < 0)
-		bc_error_errno(&err, -r, "tell the supervisor the ruleset is in");
-	if (r < 0)
+	pid_t pid = fork();
+	if (pid < 0) {
+		bc_error_errno(&err, errno, "fork to set up the network");
 		child_fail(sync_fd, &err);
+	}
+	if (pid > 0) {
+		close(sv[1]);
+		*ns_sock = sv[0];
+		return pid;
+	}
+	close(sv[0]);
+	if (unshare(CLONE_NEWNET) < 0) {
+		bc_error_errno(&err, errno, "create the network namespace");
+		child_fail(sync_fd, &err);
+	}
+	_cleanup_close_ int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int ns = s < 0 ? -1 : ioctl(s, SIOCGSKNS);
+	int r = ns < 0 ? -errno : bc_send_fd(sv[1], ns);
+	if (r < 0) {
+		bc_error_errno(&err, -r, "hand the network namespace to pid 1");
+		child_fail(sync_fd, &err);
+	}
+	if (loopback_up(&err) < 0)
+		child_fail(sync_fd, &err);
+	if (p->net_mode == BC_NET_FILTERED) {
+		if (child_sockets(sync_fd, &err) < 0 || bc_nft_commit(p, &err) < 0)
+			child_fail(sync_fd, &err);
+		if ((r = msg_send(sync_fd, BC_MSG_RULES, 0, NULL)) < 0) {
+			bc_error_errno(&err, -r, "tell the supervisor the ruleset is in");
+			child_fail(sync_fd, &err);
+		}
+	}
 	_exit(0);
 }
 
-static void rules_wait(pid_t pid)
+/* pid 1: enter the network namespace net_start made, and wait for it to
+ * finish. If it failed, it told the supervisor why. */
+static void net_join(pid_t pid, int ns_sock, int sync_fd)
 {
+	struct bc_error err = {0};
+	int ns = bc_recv_fd(ns_sock, 0);
+	close(ns_sock);
+	if (ns >= 0 && setns(ns, CLONE_NEWNET) < 0) {
+		bc_error_errno(&err, errno, "enter the network namespace");
+		child_fail(sync_fd, &err);
+	}
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			_exit(BC_EXIT_LAUNCHER);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		_exit(BC_EXIT_LAUNCHER);   /* its error went to the supervisor */
+	if (ns < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		_exit(BC_EXIT_LAUNCHER);
+	close(ns);
 }
 
 static int exit_status(int status)
@@ -595,16 +639,11 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	struct bc_error err = {0};
 	struct bc_msg m;
 
-	/* Step 2 (child half): our network namespace, owned by our user
-	 * namespace as if clone had made it; then nothing happens until the
-	 * supervisor has written our id maps. EOF means it died. */
-	if (unshare(CLONE_NEWNET) < 0) {
-		bc_error_errno(&err, errno, "create the network namespace");
-		child_fail(sync_fd, &err);
-	}
-	if (loopback_up(&err) < 0 ||
-	    (p->net_mode == BC_NET_FILTERED && child_sockets(sync_fd, &err) < 0))
-		child_fail(sync_fd, &err);
+	/* Step 3's network side starts at once, beside us (net_start). Step 2
+	 * (child half): nothing else happens until the supervisor has written
+	 * our id maps. EOF means it died. */
+	int ns_sock;
+	pid_t net = net_start(p, sync_fd, &ns_sock);
 	if (msg_recv(sync_fd, &m, NULL, NULL) != 1 || m.type != BC_MSG_IDS)
 		_exit(BC_EXIT_LAUNCHER);
 
@@ -623,14 +662,11 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 		bc_error_errno(&err, errno, "sethostname");
 		child_fail(sync_fd, &err);
 	}
-	pid_t rules = p->net_mode == BC_NET_FILTERED ? rules_start(p, sync_fd) : 0;
-
 	/* Steps 5 and 6: the root filesystem, then check what was built. */
 	if (bc_rootfs_build(rfs, &err) < 0 || bc_rootfs_verify(rfs, &err) < 0)
 		child_fail(sync_fd, &err);
 	bc_rootfs_close_fds(rfs);
-	if (rules > 0)
-		rules_wait(rules);
+	net_join(net, ns_sock, sync_fd);
 
 	/* Step 2, end: into our cgroup, then "go" (uplink and DNS filter are
 	 * up by then too); then the cgroup namespace, now that we sit in our
@@ -883,8 +919,8 @@ static int supervise_once(struct supervisor *s)
 			bc_json_int(&j, "landlock_abi", m.code);
 			bc_audit_write(s->l->audit, "ready", &j);
 			bc_json_free(&j);
-			/* the sandbox's namespaces are final by now (pid 1 makes its
-			 * network namespace itself) */
+			/* pid 1 is in its final namespaces by now (it enters its
+			 * network namespace late: net_join) */
 			if (s->l->devtools_forward &&
 			    (bc_devtools_attach(&s->devtools, s->child, &s->child_err) < 0 ||
 			     bc_devtools_start(&s->devtools, STDERR_FILENO, s->l->audit, &s->child_err) < 0))
@@ -956,7 +992,7 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 	int ready_fd = -1;
 	r = bc_dnsfilter_spawn(&cfg, &s->dns_pid, &ready_fd, err);
 	if (r >= 0)
-		r = bc_uplink_attach(&s->uplink, p, s->child, s->l->session_id, err);
+		r = bc_uplink_attach(&s->uplink, p, fds[3], s->l->session_id, err);
 	if (r >= 0)
 		r = recv_expect(s->sync_fd, BC_MSG_RULES, NULL, NULL, err);
 	if (r >= 0)
@@ -1097,11 +1133,11 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	}
 
 	/* Step 2: the sandbox's pid 1, in new user, mount, pid, IPC and UTS
-	 * namespaces. It makes its network namespace itself, first thing
-	 * (the costliest to create: done while we write its id maps), and
-	 * its cgroup namespace once it sits in its own cgroup. It starts
-	 * setting up as soon as its id maps are written, while we make its
-	 * cgroup and uplink (the diagram at the top). */
+	 * namespaces. Its network namespace is made inside (net_start: the
+	 * costliest to create, made while pid 1 builds the root), its cgroup
+	 * namespace once it sits in its own cgroup. It starts setting up as
+	 * soon as its id maps are written, while we make its cgroup and
+	 * uplink (the diagram at the top). */
 	fflush(NULL);
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
 				   CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
