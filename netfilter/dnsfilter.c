@@ -96,6 +96,7 @@ struct filter {
 	const struct bc_policy *p;
 	struct bc_dns_allow allow;           /* p->allow_domains, prepared */
 	int udp, tcp, nft, status;
+	int chan;                   /* the sockets come through here later, or -1 */
 	struct bc_audit audit;
 	struct bc_cidr up[MAX_UPSTREAM];
 	size_t n_up;
@@ -777,9 +778,17 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	prctl(PR_SET_NAME, "bc-dnsfilter");
-	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status };
+	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status, f->chan };
 	if ((r = close_others(keep, ARRAY_SIZE(keep))) < 0)
 		return bc_error_errno(err, -r, "DNS filter: close inherited descriptors");
+	if (f->chan >= 0) {
+		int *fds[] = { &f->udp, &f->tcp, &f->nft };
+		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+			if ((*fds[i] = bc_recv_fd(f->chan, 0)) < 0)
+				return bc_error_errno(err, -*fds[i], "DNS filter: receive the sandbox's sockets");
+		close(f->chan);
+		f->chan = -1;
+	}
 	if ((r = drop_privilege(f, err)) < 0)
 		return r;
 	/* the id change cleared the parent-death signal (root mode: uid 0 ->
@@ -856,7 +865,7 @@ static int upstream_choose(const struct bc_policy *p, struct bc_cidr *out, size_
 	return 0;
 }
 
-int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *ready_fd,
+int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *ready_fd, int *fds_fd,
 		       struct bc_error *err)
 {
 	static const char *const names[2][3] = {
@@ -869,12 +878,15 @@ int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *read
 
 	*pid = 0;
 	*ready_fd = -1;
+	if (fds_fd)
+		*fds_fd = -1;
 	if (!f)
 		return bc_error_errno(err, ENOMEM, "DNS filter");
 	f->p = cfg->policy;
 	f->udp = cfg->udp_fd;
 	f->tcp = cfg->tcp_fd;
 	f->nft = cfg->nft_fd;
+	f->chan = -1;
 	f->audit.fd = cfg->audit_fd;
 	snprintf(f->audit.session, sizeof f->audit.session, "%s", cfg->session_id ? cfg->session_id : "");
 	bc_ratelimit_init(&f->rl, cfg->burst ? cfg->rate : RATE_DEFAULT,
@@ -895,28 +907,49 @@ int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *read
 		bc_dns_allow_free(&f->allow);
 		return bc_error_set(err, EINVAL, "DNS filter: the ruleset has no deny sets");
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+	int chan[2] = { -1, -1 };
+	if (pipe2(pipefd, O_CLOEXEC) < 0 ||
+	    (fds_fd && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)) {
+		r = errno;
 		bc_ruleset_free(&f->rs);
 		bc_dns_allow_free(&f->allow);
-		return bc_error_errno(err, errno, "DNS filter: pipe");
+		return bc_error_errno(err, r, "DNS filter: pipe");
 	}
+	f->chan = chan[1];
 	f->status = pipefd[1];
 	child = fork();
 	if (child == 0) {
 		close(pipefd[0]);
+		if (chan[0] >= 0)
+			close(chan[0]);
 		child_main(f, parent);
 	}
 	r = errno;
 	close(pipefd[1]);
+	if (chan[1] >= 0)
+		close(chan[1]);
 	bc_ruleset_free(&f->rs);
 	bc_dns_allow_free(&f->allow);        /* the child has its own copy */
 	if (child < 0) {
 		close(pipefd[0]);
+		if (chan[0] >= 0)
+			close(chan[0]);
 		return bc_error_errno(err, r, "DNS filter: fork");
 	}
 	*pid = child;
 	*ready_fd = pipefd[0];
+	if (fds_fd)
+		*fds_fd = chan[0];
 	return 0;
+}
+
+int bc_dnsfilter_give(int fds_fd, int udp_fd, int tcp_fd, int nft_fd)
+{
+	int fds[] = { udp_fd, tcp_fd, nft_fd }, r = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(fds) && r >= 0; i++)
+		r = bc_send_fd(fds_fd, fds[i]);
+	close(fds_fd);
+	return r < 0 ? r : 0;
 }
 
 int bc_dnsfilter_ready(pid_t *pid, int ready_fd, struct bc_error *err)
@@ -942,6 +975,6 @@ int bc_dnsfilter_ready(pid_t *pid, int ready_fd, struct bc_error *err)
 int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc_error *err)
 {
 	int ready_fd;
-	int r = bc_dnsfilter_spawn(cfg, pid, &ready_fd, err);
+	int r = bc_dnsfilter_spawn(cfg, pid, &ready_fd, NULL, err);
 	return r < 0 ? r : bc_dnsfilter_ready(pid, ready_fd, err);
 }

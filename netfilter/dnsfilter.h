@@ -47,11 +47,14 @@ struct bc_dnsfilter_cfg {
  * SIGTERM or when the supervisor dies. */
 int bc_dnsfilter_start(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, struct bc_error *err);
 
-/* bc_dnsfilter_start in two halves, so the supervisor works on while the
- * filter sets itself up: spawn forks it (*pid, and *ready_fd to wait on;
- * the fds of cfg may be closed once it returns), ready waits for its
- * word, closes ready_fd and, on failure, reaps it (*pid = 0) and returns
- * its error. */
-int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *ready_fd,
+/* bc_dnsfilter_start in parts, so the supervisor works on while the filter
+ * sets itself up: spawn forks it (*pid, and *ready_fd to wait on; the fds
+ * of cfg may be closed once it returns). With fds_fd, the sandbox's
+ * sockets need not exist yet: the filter waits for them on *fds_fd, where
+ * give sends them (and closes fds_fd; cfg's udp, tcp and nft fds are
+ * ignored). ready waits for the filter's word, closes ready_fd and, on
+ * failure, reaps it (*pid = 0) and returns its error. */
+int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *ready_fd, int *fds_fd,
 		       struct bc_error *err);
+int bc_dnsfilter_give(int fds_fd, int udp_fd, int tcp_fd, int nft_fd);
 int bc_dnsfilter_ready(pid_t *pid, int ready_fd, struct bc_error *err);

@@ -850,39 +850,52 @@ static int socket_netns(int sock, struct bc_error *err)
 
 /* The host side: a slot, the pair (its sandbox end still down and
  * unaddressed), the host end configured, the host table. */
-static int veth_attach(struct bc_uplink_state *u, const struct bc_policy *p, int srt,
-		       const char *session, struct bc_error *err)
+static int veth_prepare(struct bc_uplink_state *u, const struct bc_policy *p, const char *session,
+			struct bc_error *err)
 {
 	char table[32];
-	_cleanup_close_ int netns = socket_netns(srt, err);
 	_cleanup_close_ int rt = rtnl_open();
 	_cleanup_close_ int nft = bc_nft_socket_open();
-	int r, idx;
+	int r;
 
-	if (netns < 0)
-		return netns;
 	if (rt < 0 || nft < 0)
 		return bc_error_errno(err, rt < 0 ? -rt : -nft, "open a netlink socket on the host");
 	if ((r = slot_take(u, p, rt, nft, session, err)) < 0)
 		return r;
 	u->kind = BC_UPLINK_VETH;
 	slot_names(u->net, u->host_if, table, NULL);
-	uint32_t host = u->net + 1, sbx = u->net + 2;
+	uint32_t sbx = u->net + 2;
 	struct in_addr ia = { .s_addr = htonl(sbx) };
 	inet_ntop(AF_INET, &ia, u->addr, sizeof u->addr);
 
 	if ((r = forward_on(u, err)) < 0)
 		return r;
+	/* the host table matches the host end by name: it can come first */
+	size_t n_pools;
+	const struct bc_cidr *pools = pools_of(p, &n_pools);
+	return host_table_add(nft, table, u->host_if, sbx, p, pools, n_pools, err);
+}
+
+/* The pair, its sandbox end still down and unaddressed, in the netns of
+ * srt; the host end configured. */
+static int veth_attach(struct bc_uplink_state *u, int srt, struct bc_error *err)
+{
+	_cleanup_close_ int netns = socket_netns(srt, err);
+	_cleanup_close_ int rt = rtnl_open();
+	int r, idx;
+
+	if (netns < 0)
+		return netns;
+	if (rt < 0)
+		return bc_error_errno(err, -rt, "open a netlink socket on the host");
 	if ((r = link_add_veth(rt, u->host_if, netns)) < 0)
 		return bc_error_errno(err, -r, "create veth pair %s/%s in the sandbox", u->host_if, SANDBOX_IF);
 	/* from here on detach has something to remove */
 	u->attached = true;
-	if ((idx = link_index(rt, u->host_if)) < 0 || (r = addr_add(rt, idx, host, 30)) < 0 ||
+	if ((idx = link_index(rt, u->host_if)) < 0 || (r = addr_add(rt, idx, u->net + 1, 30)) < 0 ||
 	    (r = link_up(rt, idx)) < 0)
 		return bc_error_errno(err, idx < 0 ? -idx : -r, "configure %s", u->host_if);
-	size_t n_pools;
-	const struct bc_cidr *pools = pools_of(p, &n_pools);
-	return host_table_add(nft, table, u->host_if, sbx, p, pools, n_pools, err);
+	return 0;
 }
 
 /* The sandbox end, through the netlink socket made inside its netns. */
@@ -1054,8 +1067,8 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root
 
 /* ---- public ------------------------------------------------------------ */
 
-int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, int sandbox_rtnl,
-		     const char *session_id, struct bc_error *err)
+int bc_uplink_prepare(struct bc_uplink_state *u, const struct bc_policy *p, const char *session_id,
+		      struct bc_error *err)
 {
 	*u = (struct bc_uplink_state){ .lock_fd = -1, .pasta_err = -1 };
 	enum bc_uplink kind = p->uplink;
@@ -1067,11 +1080,19 @@ int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, int s
 		return bc_error_set(err, EPERM, "%s: uplink = veth needs CAP_NET_ADMIN in the launcher's "
 				    "network namespace (run as root, or use uplink = pasta)", p->path);
 	if (kind == BC_UPLINK_VETH)
-		r = veth_attach(u, p, sandbox_rtnl, session_id, err);
+		r = veth_prepare(u, p, session_id, err);
 	else {
 		u->kind = BC_UPLINK_PASTA;   /* started by bc_uplink_connect */
 		r = 0;
 	}
+	if (r < 0)
+		bc_uplink_detach(u);
+	return r;
+}
+
+int bc_uplink_attach(struct bc_uplink_state *u, int sandbox_rtnl, struct bc_error *err)
+{
+	int r = u->kind == BC_UPLINK_VETH ? veth_attach(u, sandbox_rtnl, err) : 0;
 	if (r < 0)
 		bc_uplink_detach(u);
 	return r;

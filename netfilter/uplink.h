@@ -40,18 +40,20 @@ struct bc_uplink_state {
 	uint32_t net;               /* veth: the /30, host order */
 };
 
-/* Step 4, in two halves, for the sandbox's network namespace: the one of
- * sandbox_rtnl, a NETLINK_ROUTE socket the sandbox made there. attach:
- * the host side (veth: the pair, its sandbox end still down and
- * unaddressed, the host end and the host table; pasta: nothing yet); may
- * run before the sandbox's ruleset is in. connect: the sandbox's side,
- * only once its ruleset is committed (veth: address, link and default
- * route through sandbox_rtnl; pasta: started in the user namespace of pid,
- * the sandbox's pid 1, and its routes awaited through sandbox_rtnl). On
- * failure whatever was made is torn down again. Return 0 or -errno with
- * err set. */
-int bc_uplink_attach(struct bc_uplink_state *u, const struct bc_policy *p, int sandbox_rtnl,
-		     const char *session_id, struct bc_error *err);
+/* Step 4, in three parts. prepare: what needs no sandbox yet (veth: an
+ * address-pool slot and the host table; pasta: nothing). Then for the
+ * sandbox's network namespace, the one of sandbox_rtnl, a NETLINK_ROUTE
+ * socket the sandbox made there: attach, the host side (veth: the pair,
+ * its sandbox end still down and unaddressed, and the host end; pasta:
+ * nothing), which may run before the sandbox's ruleset is in; connect,
+ * the sandbox's side, only once its ruleset is committed (veth: address,
+ * link and default route through sandbox_rtnl; pasta: started in the user
+ * namespace of pid, the sandbox's pid 1, and its routes awaited through
+ * sandbox_rtnl). On failure whatever was made is torn down again. Return
+ * 0 or -errno with err set. */
+int bc_uplink_prepare(struct bc_uplink_state *u, const struct bc_policy *p, const char *session_id,
+		      struct bc_error *err);
+int bc_uplink_attach(struct bc_uplink_state *u, int sandbox_rtnl, struct bc_error *err);
 int bc_uplink_connect(struct bc_uplink_state *u, pid_t pid, int sandbox_rtnl, struct bc_error *err);
 
 /* Tear down what attach made (veth, host table, pasta, pool slot).

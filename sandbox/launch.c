@@ -965,34 +965,36 @@ static int supervise_once(struct supervisor *s)
 
 /* Step 4: the sandbox committed its ruleset and handed up its sockets;
  * attach the uplink and start the DNS filter, then let it go on. */
-/* Step 4, filtered network: with the sandbox's sockets (its "net"
- * message), start the DNS filter and the host side of the uplink; once it
- * says its ruleset is in, connect the uplink to it; then wait for the
- * filter's word that it is up. */
+/* Step 4, filtered network (the uplink prepared): start the DNS filter;
+ * with the sandbox's sockets (its "net" message), hand it its three and
+ * attach the host side of the uplink; once the sandbox says its ruleset
+ * is in, connect the uplink to it; then wait for the filter's word that
+ * it is up. */
 static int supervise_network(struct supervisor *s, struct bc_error *err)
 {
 	const struct bc_policy *p = s->l->policy;
-	int fds[BC_MSG_MAX_FDS];
-	size_t n = 0;
-	int r = recv_expect(s->sync_fd, BC_MSG_NET, fds, &n, err);
-
-	if (r < 0)
-		return r;
-	if (n < 4) {
-		for (size_t i = 0; i < n; i++)
-			close(fds[i]);
-		return bc_error_set(err, EPROTO, "the sandbox did not hand up its network sockets");
-	}
-	if (n > 4)
-		s->nflog_fd = fds[4];
 	struct bc_dnsfilter_cfg cfg = {
-		.policy = p, .udp_fd = fds[0], .tcp_fd = fds[1], .nft_fd = fds[2],
+		.policy = p, .udp_fd = -1, .tcp_fd = -1, .nft_fd = -1,
 		.audit_fd = s->l->audit->fd, .session_id = s->l->session_id,
 	};
-	int ready_fd = -1;
-	r = bc_dnsfilter_spawn(&cfg, &s->dns_pid, &ready_fd, err);
+	int fds[BC_MSG_MAX_FDS];
+	size_t n = 0;
+	int ready_fd = -1, give_fd = -1;
+	/* the filter starts before the sandbox's sockets exist; they follow */
+	int r = bc_dnsfilter_spawn(&cfg, &s->dns_pid, &ready_fd, &give_fd, err);
+
 	if (r >= 0)
-		r = bc_uplink_attach(&s->uplink, p, fds[3], s->l->session_id, err);
+		r = recv_expect(s->sync_fd, BC_MSG_NET, fds, &n, err);
+	if (r >= 0 && n < 4)
+		r = bc_error_set(err, EPROTO, "the sandbox did not hand up its network sockets");
+	if (r >= 0) {
+		if (n > 4)
+			s->nflog_fd = TAKE_FD(fds[4]);
+		if ((r = bc_dnsfilter_give(TAKE_FD(give_fd), fds[0], fds[1], fds[2])) < 0)
+			bc_error_errno(err, -r, "DNS filter: hand it the sandbox's sockets");
+	}
+	if (r >= 0)
+		r = bc_uplink_attach(&s->uplink, fds[3], err);
 	if (r >= 0)
 		r = recv_expect(s->sync_fd, BC_MSG_RULES, NULL, NULL, err);
 	if (r >= 0)
@@ -1001,7 +1003,9 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 		r = bc_dnsfilter_ready(&s->dns_pid, TAKE_FD(ready_fd), err);
 	if (ready_fd >= 0)
 		close(ready_fd);
-	for (size_t i = 0; i < 4; i++)
+	if (give_fd >= 0)
+		close(give_fd);
+	for (size_t i = 0; i < n && i < 4; i++)
 		close(fds[i]);
 	return r;
 }
@@ -1197,7 +1201,9 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	rec.started = time(NULL);
 	if ((ret = bc_runtime_register(&rec, err)) < 0)
 		goto kill;
-	if (p->net_mode == BC_NET_FILTERED && (ret = supervise_network(&s, err)) < 0)
+	if (p->net_mode == BC_NET_FILTERED &&
+	    ((ret = bc_uplink_prepare(&s.uplink, p, l->session_id, err)) < 0 ||
+	     (ret = supervise_network(&s, err)) < 0))
 		goto kill;
 	if (s.cg.version && (ret = cgroup_place(&s.cg, pid, s.sync_fd, err)) < 0)
 		goto kill;
