@@ -789,8 +789,13 @@ static int slot_take(struct bc_uplink_state *u, const struct bc_policy *p, int r
 				close(fd);
 				return r;
 			}
-			if (ftruncate(fd, 0) == 0)
-				dprintf(fd, "%s %d\n", session, (int)getpid());
+			/* who holds it, for people: a record of fixed width written
+			 * over the last one (truncating a tmpfs file can wait for
+			 * every CPU to drain its page lists: milliseconds) */
+			char who[64];
+			int len = snprintf(who, sizeof who, "%-32.32s %10d\n", session, (int)getpid());
+			ssize_t w = pwrite(fd, who, (size_t)len, 0);
+			(void)w;   /* informational only */
 			u->lock_fd = fd;
 			u->net = net;
 			u->slot = s;

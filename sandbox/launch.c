@@ -43,6 +43,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -965,6 +966,21 @@ static int supervise_once(struct supervisor *s)
 
 /* Step 4: the sandbox committed its ruleset and handed up its sockets;
  * attach the uplink and start the DNS filter, then let it go on. */
+struct cg_job {
+	struct bc_cgroup *cg;
+	const struct bc_policy *p;
+	const char *parent, *name;
+	struct bc_error err;
+	int ret;
+};
+
+static void *cg_job_run(void *arg)
+{
+	struct cg_job *j = arg;
+	j->ret = bc_cgroup_setup(j->cg, j->p, j->parent, j->name, &j->err);
+	return NULL;
+}
+
 /* Step 4, filtered network (the uplink prepared): start the DNS filter;
  * with the sandbox's sockets (its "net" message), hand it its three and
  * attach the host side of the uplink; once the sandbox says its ruleset
@@ -1184,14 +1200,24 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		goto kill;
 	}
 
-	/* What launchers killed by SIGKILL left behind: their dead runtime
-	 * records and those sessions' cgroups (never a live one; cheap). */
-	bc_runtime_gc(gc_stale_cgroup, (void *)l->cgroup_parent, &(struct bc_error){0});
-
 	/* The sandbox's own cgroup, with its limits written and read back,
-	 * before the sandbox joins it. */
+	 * before the sandbox joins it; with filtered egress, in a thread of
+	 * its own while this one prepares the uplink (both only write files
+	 * and talk netlink; the thread is joined before anything forks). */
 	snprintf(name, sizeof name, "bc-%s", l->session_id);
-	if ((ret = bc_cgroup_setup(&s.cg, p, l->cgroup_parent, name, err)) < 0)
+	struct cg_job job = { .cg = &s.cg, .p = p, .parent = l->cgroup_parent, .name = name };
+	pthread_t th;
+	bool threaded = p->net_mode == BC_NET_FILTERED && pthread_create(&th, NULL, cg_job_run, &job) == 0;
+	if (!threaded)
+		cg_job_run(&job);
+	int up = p->net_mode == BC_NET_FILTERED ? bc_uplink_prepare(&s.uplink, p, l->session_id, err) : 0;
+	if (threaded)
+		pthread_join(th, NULL);
+	if ((ret = job.ret) < 0) {
+		*err = job.err;
+		goto kill;
+	}
+	if ((ret = up) < 0)
 		goto kill;
 	snprintf(rec.session, sizeof rec.session, "%s", l->session_id);
 	snprintf(rec.task, sizeof rec.task, "%s", l->task_id ? l->task_id : "");
@@ -1201,9 +1227,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	rec.started = time(NULL);
 	if ((ret = bc_runtime_register(&rec, err)) < 0)
 		goto kill;
-	if (p->net_mode == BC_NET_FILTERED &&
-	    ((ret = bc_uplink_prepare(&s.uplink, p, l->session_id, err)) < 0 ||
-	     (ret = supervise_network(&s, err)) < 0))
+	if (p->net_mode == BC_NET_FILTERED && (ret = supervise_network(&s, err)) < 0)
 		goto kill;
 	if (s.cg.version && (ret = cgroup_place(&s.cg, pid, s.sync_fd, err)) < 0)
 		goto kill;
@@ -1216,6 +1240,10 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		bc_error_errno(err, -ret, "arm the deadline timer");
 		goto kill;
 	}
+	/* What launchers killed by SIGKILL left behind: their dead runtime
+	 * records and those sessions' cgroups (never a live one; cheap, and
+	 * done while the command starts). */
+	bc_runtime_gc(gc_stale_cgroup, (void *)l->cgroup_parent, &(struct bc_error){0});
 
 	/* Step 8: supervise until pid 1 ends. */
 	while ((ret = supervise_once(&s)) == 0)
