@@ -250,19 +250,25 @@ static bool name_normalize(const char *s, char *buf, size_t cap)
 	return true;
 }
 
+/* An allowlist entry normalised into e (size 256): the name, or for
+ * "*.suffix" the suffix with *wild set. false for an entry that can match
+ * nothing. */
+static bool allow_entry(const char *entry, char *e, bool *wild)
+{
+	*wild = entry && entry[0] == '*' && entry[1] == '.';
+	return entry && name_normalize(*wild ? entry + 2 : entry, e, 256);
+}
+
 bool bc_dns_name_allowed(const struct bc_strv *allow, const char *qname)
 {
 	char q[256], e[256];
+	bool wild;
 
 	if (!allow || !qname || !name_normalize(qname, q, sizeof q))
 		return false;
 	size_t qn = strlen(q);
 	for (size_t i = 0; i < allow->n; i++) {
-		const char *entry = allow->v[i];
-		if (!entry)
-			continue;
-		bool wild = entry[0] == '*' && entry[1] == '.';
-		if (!name_normalize(wild ? entry + 2 : entry, e, sizeof e))
+		if (!allow_entry(allow->v[i], e, &wild))
 			continue;
 		size_t en = strlen(e);
 		if (!wild) {
@@ -294,6 +300,7 @@ void bc_dns_allow_free(struct bc_dns_allow *a)
 int bc_dns_allow_build(struct bc_dns_allow *a, const struct bc_strv *allow)
 {
 	char e[256];
+	bool wild;
 
 	*a = (struct bc_dns_allow){ 0 };
 	if (!allow || !allow->n)
@@ -304,11 +311,7 @@ int bc_dns_allow_build(struct bc_dns_allow *a, const struct bc_strv *allow)
 		goto nomem;
 	/* the same normalisation bc_dns_name_allowed applies to each entry */
 	for (size_t i = 0; i < allow->n; i++) {
-		const char *entry = allow->v[i];
-		if (!entry)
-			continue;
-		bool wild = entry[0] == '*' && entry[1] == '.';
-		if (!name_normalize(wild ? entry + 2 : entry, e, sizeof e))
+		if (!allow_entry(allow->v[i], e, &wild))
 			continue;
 		char *copy = strdup(e);
 		if (!copy)
