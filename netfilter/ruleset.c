@@ -795,6 +795,27 @@ bool bc_nftx_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint3
 	return x_add(r, e);
 }
 
+bool bc_nftx_ct_established(struct nftnl_rule *r)
+{
+	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
+	struct nftnl_expr *e = nftnl_expr_alloc("ct");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	if (!x_add(r, e))
+		return false;
+	e = nftnl_expr_alloc("bitwise");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 4);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
+	}
+	return x_add(r, e) && bc_nftx_cmp(r, NFT_CMP_NEQ, &zero, 4);
+}
+
 bool bc_nftx_lookup(struct nftnl_rule *r, const char *set, uint32_t id, bool invert)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
@@ -870,26 +891,9 @@ static int batch_rule(struct bc_nft_batch *b, const struct bc_ruleset *rs,
 			okay = bc_nftx_meta(r, m->kind == BC_M_IIF_LO ? NFT_META_IIF : NFT_META_OIF) &&
 			       bc_nftx_cmp(r, NFT_CMP_EQ, &one, 4);
 			break;
-		case BC_M_CT_ESTABLISHED: {
-			uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
-			uint32_t zero = 0;
-			struct nftnl_expr *e = nftnl_expr_alloc("ct");
-			if (e) {
-				nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
-				nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-			}
-			okay = x_add(r, e);
-			e = okay ? nftnl_expr_alloc("bitwise") : NULL;
-			if (e) {
-				nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
-				nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
-				nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 4);
-				nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
-				nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
-			}
-			okay = okay && x_add(r, e) && bc_nftx_cmp(r, NFT_CMP_NEQ, &zero, 4);
+		case BC_M_CT_ESTABLISHED:
+			okay = bc_nftx_ct_established(r);
 			break;
-		}
 		case BC_M_NDP: {
 			static const uint16_t types[] = { 135, 136 };   /* ND_NEIGHBOR_SOLICIT/ADVERT */
 			uint8_t nfproto = NFPROTO_IPV6;

@@ -163,3 +163,4 @@ bool bc_nftx_meta(struct nftnl_rule *r, uint32_t key);
 bool bc_nftx_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len);
 bool bc_nftx_payload(struct nftnl_rule *r, uint32_t base, uint32_t offset, uint32_t len);
 bool bc_nftx_lookup(struct nftnl_rule *r, const char *set, uint32_t id, bool invert);
+bool bc_nftx_ct_established(struct nftnl_rule *r);   /* ct state established,related */

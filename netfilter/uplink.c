@@ -17,7 +17,6 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
-#include <linux/netfilter/nf_conntrack_common.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -464,23 +463,8 @@ static void x_lookup(struct nftnl_rule **r, const char *set, uint32_t id, bool i
 
 static void x_ct_established(struct nftnl_rule **r)
 {
-	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
-	struct nftnl_expr *e = nftnl_expr_alloc("ct");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	}
-	x_add(r, e);
-	e = nftnl_expr_alloc("bitwise");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 4);
-		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
-		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
-	}
-	x_add(r, e);
-	x_cmp(r, NFT_CMP_NEQ, &zero, 4);
+	if (*r)
+		x_keep(r, bc_nftx_ct_established(*r));
 }
 
 static void x_verdict(struct nftnl_rule **r, int verdict)
