@@ -2,8 +2,11 @@
  *
  *   launchbench [-n ROUNDS] [-w WARMUP] [-r REF] -- LABEL CMD [ARG]... [--- LABEL CMD [ARG]...]...
  *       Paired: WARMUP untimed rounds, then ROUNDS rounds; each round runs
- *       every command once, in the order given (A B C A B C ...), so drift
- *       of the machine lands on every command alike. Ratios are per round
+ *       every command once, so drift of the machine lands on every command
+ *       alike. The order rotates by one each round (A B C, B C A, C A B,
+ *       ...): what a launch leaves the kernel to finish after it exits
+ *       (namespaces torn down, grace periods) falls on every command as
+ *       often, not always on the one given after it. Ratios are per round
  *       (command / REF, default the first command), then median, min, max.
  *   launchbench -S N [-j JOBS] -- LABEL CMD [ARG]...
  *       Sustained: N launches of one command, JOBS in flight at a time.
@@ -266,7 +269,7 @@ static void paired(struct cmd *cmds, size_t ncmds, size_t rounds, size_t warmup,
 			run_one(&cmds[i], SIZE_MAX);
 	for (size_t r = 0; r < rounds; r++)
 		for (size_t i = 0; i < ncmds; i++)
-			run_one(&cmds[i], r);
+			run_one(&cmds[(r + i) % ncmds], r);
 
 	print_machine_cmd(cmds, ncmds);
 	printf("| command | ok/runs | launch-to-exec median (min..max) ms | total median (min..max) ms "
