@@ -79,8 +79,10 @@
 
 enum bc_msg_type {
 	BC_MSG_IDS = 1,     /* supervisor -> init: uid/gid maps written */
+	BC_MSG_NETNS,       /* init -> supervisor: carries a route netlink socket
+			     * made in the sandbox's new network namespace */
 	BC_MSG_NET,         /* init -> supervisor: carries the sandbox-side sockets
-			     * (DNS UDP, DNS TCP, nftables, rtnetlink, NFLOG) */
+			     * (DNS UDP, DNS TCP, nftables, NFLOG) */
 	BC_MSG_RULES,       /* init -> supervisor: egress ruleset committed */
 	BC_MSG_CGROUP,      /* supervisor -> init: carries the v1 cgroups' `tasks`
 			     * files to join (cgroup_join_self) */
@@ -139,8 +141,8 @@ static int msg_send(int fd, enum bc_msg_type type, int code, const char *text)
 
 /* Receive one message; 0 on EOF, 1 with *m filled, -errno on error or on
  * anything that is not a well-formed message. Descriptors are accepted
- * only with BC_MSG_NET and BC_MSG_CGROUP, at most BC_MSG_MAX_FDS; any
- * others are closed. */
+ * only with BC_MSG_NETNS, BC_MSG_NET and BC_MSG_CGROUP, at most
+ * BC_MSG_MAX_FDS; any others are closed. */
 static int msg_recv(int fd, struct bc_msg *m, int *fds, size_t *nfds)
 {
 	union msg_cmsg u;
@@ -173,7 +175,8 @@ static int msg_recv(int fd, struct bc_msg *m, int *fds, size_t *nfds)
 	}
 	bool bad = n != (ssize_t)sizeof *m || m->type < BC_MSG_IDS || m->type > BC_MSG_ERROR ||
 		   (msg.msg_flags & MSG_CTRUNC) ||
-		   (got && ((m->type != BC_MSG_NET && m->type != BC_MSG_CGROUP) || !fds));
+		   (got && ((m->type != BC_MSG_NET && m->type != BC_MSG_NETNS &&
+			     m->type != BC_MSG_CGROUP) || !fds));
 	if (bad || n == 0) {
 		for (size_t i = 0; i < got; i++)
 			close(tmp[i]);
@@ -241,8 +244,9 @@ int bc_launch_prepare(struct bc_launch *l, struct bc_error *err)
 	int r = bc_seccomp_build(p, &ctx, err);
 	if (r < 0)
 		return r;
-	l->seccomp = ctx;
-	return 0;
+	r = bc_seccomp_export(ctx, &l->seccomp, err);
+	seccomp_release(ctx);
+	return r;
 }
 
 int bc_launch_open_profile(struct bc_launch *l, struct bc_error *err)
@@ -257,9 +261,7 @@ int bc_launch_open_profile(struct bc_launch *l, struct bc_error *err)
 
 void bc_launch_free(struct bc_launch *l)
 {
-	if (l->seccomp)
-		seccomp_release(l->seccomp);
-	l->seccomp = NULL;
+	bc_seccomp_prog_free(&l->seccomp);
 	if (l->profile_fd >= 0)
 		close(l->profile_fd);
 	l->profile_fd = -1;
@@ -378,7 +380,7 @@ static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_roo
 	if (bc_caps_drop_all(&err) < 0 || bc_set_no_new_privs(&err) < 0)
 		child_fail(sync_fd, &err);
 	int landlock_abi = bc_landlock_apply(rfs, &err);
-	if (landlock_abi < 0 || bc_seccomp_load(l->seccomp, &err) < 0 ||
+	if (landlock_abi < 0 || bc_seccomp_load_prog(&l->seccomp, &err) < 0 ||
 	    bc_verify_hardened(true, &err) < 0)
 		child_fail(sync_fd, &err);
 	if (msg_send(sync_fd, BC_MSG_READY, landlock_abi, NULL) < 0)
@@ -487,16 +489,22 @@ static int dns_socket(int type, struct bc_error *err)
 	return TAKE_FD(fd);
 }
 
-/* The sockets the supervisor serves the sandbox through (the uplink's
- * rtnetlink one included), made in the sandbox's network namespace and
- * handed up, so the DNS filter and the host side of the uplink start
- * while the sandbox goes on. */
+/* The sockets the supervisor serves the sandbox through, made in the
+ * sandbox's network namespace and handed up: first the uplink's route
+ * netlink socket ("netns": the supervisor makes the veth pair meanwhile),
+ * then the DNS filter's and NFLOG's ("net"). */
 static int child_sockets(int sync_fd, struct bc_error *err)
 {
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
-	int r;
+	int r = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 
+	if (r < 0)
+		return bc_error_errno(err, errno, "open a route netlink socket in the sandbox");
+	int e = msg_send_fds(sync_fd, BC_MSG_NETNS, 1, NULL, &r, 1);
+	close(r);
+	if (e < 0)
+		return bc_error_errno(err, -e, "hand the network sockets to the supervisor");
 	if ((r = dns_socket(SOCK_DGRAM, err)) < 0)
 		goto out;
 	fds[n++] = r;
@@ -505,11 +513,6 @@ static int child_sockets(int sync_fd, struct bc_error *err)
 	fds[n++] = r;
 	if ((r = bc_nft_socket_open()) < 0) {
 		bc_error_errno(err, -r, "open a netfilter socket in the sandbox");
-		goto out;
-	}
-	fds[n++] = r;
-	if ((r = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)) < 0) {
-		r = bc_error_errno(err, errno, "open a route netlink socket in the sandbox");
 		goto out;
 	}
 	fds[n++] = r;
@@ -982,10 +985,10 @@ static void *cg_job_run(void *arg)
 }
 
 /* Step 4, filtered network (the uplink prepared): start the DNS filter;
- * with the sandbox's sockets (its "net" message), hand it its three and
- * attach the host side of the uplink; once the sandbox says its ruleset
- * is in, connect the uplink to it; then wait for the filter's word that
- * it is up. */
+ * with the sandbox's netlink socket ("netns") attach the host side of the
+ * uplink; with its other sockets ("net") hand the filter its three; once
+ * the sandbox says its ruleset is in, connect the uplink to it; then wait
+ * for the filter's word that it is up. */
 static int supervise_network(struct supervisor *s, struct bc_error *err)
 {
 	const struct bc_policy *p = s->l->policy;
@@ -993,35 +996,45 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 		.policy = p, .udp_fd = -1, .tcp_fd = -1, .nft_fd = -1,
 		.audit_fd = s->l->audit->fd, .session_id = s->l->session_id,
 	};
-	int fds[BC_MSG_MAX_FDS];
-	size_t n = 0;
-	int ready_fd = -1, give_fd = -1;
+	int fds[BC_MSG_MAX_FDS], rt[BC_MSG_MAX_FDS];
+	size_t n = 0, nrt = 0;
+	int ready_fd = -1, give_fd = -1, rtnl = -1;
 	/* the filter starts before the sandbox's sockets exist; they follow */
 	int r = bc_dnsfilter_spawn(&cfg, &s->dns_pid, &ready_fd, &give_fd, err);
 
+	if (r >= 0 && (r = recv_expect(s->sync_fd, BC_MSG_NETNS, rt, &nrt, err)) >= 0) {
+		for (size_t i = 1; i < nrt; i++)
+			close(rt[i]);
+		if (nrt == 1)
+			rtnl = rt[0];
+		else
+			r = bc_error_set(err, EPROTO, "the sandbox did not hand up its netlink socket");
+	}
+	if (r >= 0)
+		r = bc_uplink_attach(&s->uplink, rtnl, err);
 	if (r >= 0)
 		r = recv_expect(s->sync_fd, BC_MSG_NET, fds, &n, err);
-	if (r >= 0 && n < 4)
+	if (r >= 0 && n < 3)
 		r = bc_error_set(err, EPROTO, "the sandbox did not hand up its network sockets");
 	if (r >= 0) {
-		if (n > 4)
-			s->nflog_fd = TAKE_FD(fds[4]);
+		if (n > 3)
+			s->nflog_fd = TAKE_FD(fds[3]);
 		if ((r = bc_dnsfilter_give(TAKE_FD(give_fd), fds[0], fds[1], fds[2])) < 0)
 			bc_error_errno(err, -r, "DNS filter: hand it the sandbox's sockets");
 	}
 	if (r >= 0)
-		r = bc_uplink_attach(&s->uplink, fds[3], err);
-	if (r >= 0)
 		r = recv_expect(s->sync_fd, BC_MSG_RULES, NULL, NULL, err);
 	if (r >= 0)
-		r = bc_uplink_connect(&s->uplink, s->child, fds[3], err);
+		r = bc_uplink_connect(&s->uplink, s->child, rtnl, err);
 	if (r >= 0)
 		r = bc_dnsfilter_ready(&s->dns_pid, TAKE_FD(ready_fd), err);
 	if (ready_fd >= 0)
 		close(ready_fd);
 	if (give_fd >= 0)
 		close(give_fd);
-	for (size_t i = 0; i < n && i < 4; i++)
+	if (rtnl >= 0)
+		close(rtnl);
+	for (size_t i = 0; i < n && i < 3; i++)
 		close(fds[i]);
 	return r;
 }

@@ -11,6 +11,7 @@
 
 #include "audit.h"
 #include "policy.h"
+#include "seccomp.h"
 #include "util.h"
 
 /* Exit statuses of `run` (besides the command's own). */
@@ -49,7 +50,7 @@ struct bc_launch {
 	bool root_mode;               /* caller is uid 0: map to policy host ids */
 	uid_t caller_uid;
 	gid_t caller_gid;
-	void *seccomp;                /* scmp_filter_ctx, built before any namespace exists */
+	struct bc_seccomp_prog seccomp; /* built and exported before any namespace exists */
 };
 
 /* Step 1: everything that can be refused before a namespace exists:

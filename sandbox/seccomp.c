@@ -40,6 +40,12 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/mman.h>
+#include <stdlib.h>
+#include <linux/seccomp.h>
+#include <linux/filter.h>
 #include <sys/socket.h>
 
 #include "seccomp.h"
@@ -153,15 +159,57 @@ int bc_seccomp_build(const struct bc_policy *p, scmp_filter_ctx *out, struct bc_
 	return 0;
 }
 
-int bc_seccomp_load(scmp_filter_ctx ctx, struct bc_error *err)
+int bc_seccomp_export(scmp_filter_ctx ctx, struct bc_seccomp_prog *out, struct bc_error *err)
+{
+	*out = (struct bc_seccomp_prog){ 0 };
+	_cleanup_close_ int fd = memfd_create("bc-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "seccomp: memfd_create");
+	int r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return bc_error_errno(err, -r, "seccomp: cannot generate the filter");
+	off_t size = lseek(fd, 0, SEEK_END);
+	size_t insns = size > 0 ? (size_t)size / sizeof(struct sock_filter) : 0;
+	if (insns == 0 || insns > BPF_MAXINSNS || (size_t)size % sizeof(struct sock_filter))
+		return bc_error_set(err, EINVAL, "seccomp: the generated filter has %lld bytes", (long long)size);
+	struct sock_filter *f = calloc(insns, sizeof *f);
+	if (!f)
+		return bc_error_errno(err, ENOMEM, "seccomp: out of memory");
+	if (pread(fd, f, (size_t)size, 0) != size) {
+		free(f);
+		return bc_error_errno(err, EIO, "seccomp: read the generated filter back");
+	}
+	out->fprog = (struct sock_fprog){ .len = (unsigned short)insns, .filter = f };
+	return 0;
+}
+
+void bc_seccomp_prog_free(struct bc_seccomp_prog *prog)
+{
+	free(prog->fprog.filter);
+	prog->fprog = (struct sock_fprog){ 0 };
+}
+
+int bc_seccomp_load_prog(const struct bc_seccomp_prog *prog, struct bc_error *err)
 {
 	int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
 	if (nnp < 0)
 		return bc_error_errno(err, errno, "seccomp: cannot read no_new_privs");
 	if (nnp != 1)
 		return bc_error_set(err, EPERM, "seccomp: no_new_privs is not set; refusing to load the filter");
-	int r = seccomp_load(ctx);
-	if (r < 0)
-		return bc_error_errno(err, -r, "seccomp: cannot load the filter");
+	if (!prog->fprog.filter)
+		return bc_error_set(err, EINVAL, "seccomp: no filter to load");
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog->fprog) < 0)
+		return bc_error_errno(err, errno, "seccomp: cannot load the filter");
 	return 0;
+}
+
+int bc_seccomp_load(scmp_filter_ctx ctx, struct bc_error *err)
+{
+	struct bc_seccomp_prog prog;
+	int r = bc_seccomp_export(ctx, &prog, err);
+	if (r < 0)
+		return r;
+	r = bc_seccomp_load_prog(&prog, err);
+	bc_seccomp_prog_free(&prog);
+	return r;
 }

@@ -9,6 +9,7 @@
  * allowed because Chromium's own sandbox uses them. */
 #pragma once
 
+#include <linux/filter.h>
 #include <seccomp.h>
 #include <stdbool.h>
 
@@ -25,6 +26,17 @@ int bc_seccomp_build(const struct bc_policy *p, scmp_filter_ctx *out, struct bc_
  * no_new_privs (bc_set_no_new_privs); load refuses if it is not set and
  * never needs privilege. Does not free ctx. */
 int bc_seccomp_load(scmp_filter_ctx ctx, struct bc_error *err);
+
+/* The same in two halves: export the filter of ctx once as a BPF program
+ * (what libseccomp would generate again at every load: about half the
+ * load's cost), then load that program with one syscall, under the same
+ * no_new_privs rule. Free the program with bc_seccomp_prog_free. */
+struct bc_seccomp_prog {
+	struct sock_fprog fprog;
+};
+int bc_seccomp_export(scmp_filter_ctx ctx, struct bc_seccomp_prog *out, struct bc_error *err);
+int bc_seccomp_load_prog(const struct bc_seccomp_prog *prog, struct bc_error *err);
+void bc_seccomp_prog_free(struct bc_seccomp_prog *prog);
 
 /* Free a context built by bc_seccomp_build; for _cleanup_(bc_seccomp_freep). */
 static inline void bc_seccomp_freep(scmp_filter_ctx *ctx)
