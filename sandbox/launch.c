@@ -5,11 +5,14 @@
  *     seccomp program, layout
  *   2 clone(NEWUSER|NEWNS|...) -> fork ------------------> 3 NEWNET, lo up
  *     uid/gid maps, "ids" ----->  waits for "ids"
- *     cgroup + limits             3 ids, hostname          (filtered:)
- *   4 <-- "net" (sockets) ------------------------------   sockets,
- *     DNS filter, veth host side  5 root on tmpfs,         ruleset, read back
- *     <-- "rules" ----------------------------------------  exit
- *     connect the uplink            pivot_root
+ *     cgroup + limits (thread),   3 ids, hostname          (filtered:)
+ *   4 veth slot, host table,
+ *     DNS filter forked
+ *     <-- "netns" (rtnetlink) -----------------------------
+ *     veth pair                   5 root on tmpfs,
+ *     <-- "net" (DNS, NFLOG) ------------------------------  sockets,
+ *     <-- "rules" ----------------------------------------  ruleset, read back,
+ *     connect the uplink            pivot_root                exit
  *                                 6 verify mounts, enter
  *                                   pid 2's netns
  *     -- "cgroup" (tasks fds) -->   join the cgroup
