@@ -1112,3 +1112,33 @@ int bc_cgroup_gc_name(const char *parent, const char *name, struct bc_error *err
 		return bc_error_set(err, EINVAL, "invalid cgroup name '%s'", name ? name : "");
 	return gc_run(parent, name, err);
 }
+
+int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = bc_read_file("/proc/self/cgroup", &text, NULL, CG_FILE_MAX);
+	if (r < 0)
+		return bc_error_errno(err, -r, "read /proc/self/cgroup");
+	unsigned in = 0;
+	char *save = NULL;
+	/* lines "ID:CONTROLLER[,CONTROLLER...]:PATH" */
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *ctrl = strchr(line, ':'), *path = ctrl ? strchr(ctrl + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = '\0';
+		const char *base = strrchr(path, '/');
+		if (!base || strcmp(base + 1, leaf) != 0)
+			continue;
+		char *save2 = NULL;
+		for (char *c = strtok_r(ctrl + 1, ",", &save2); c; c = strtok_r(NULL, ",", &save2))
+			for (int h = BC_CG_MEMORY; h < BC_CG_NHIER; h++)
+				if (strcmp(c, hier_name[h]) == 0)
+					in |= 1u << h;
+	}
+	for (int h = BC_CG_MEMORY; h < BC_CG_NHIER; h++)
+		if ((hiers & (1u << h)) && !(in & (1u << h)))
+			return bc_error_set(err, EIO, "not in its %s cgroup %s after joining it",
+					    hier_name[h], leaf);
+	return 0;
+}

@@ -83,6 +83,12 @@ struct bc_cgroup_events {
 int bc_cgroup_setup(struct bc_cgroup *cg, const struct bc_policy *p, const char *parent,
 		    const char *name, struct bc_error *err);
 
+/* Does the calling process sit, in every v1 hierarchy h with bit 1 << h
+ * set in hiers, in a cgroup whose last path component is leaf? Reads
+ * /proc/self/cgroup. 0, or -EIO with err naming the first hierarchy it is
+ * not in (-errno if the file cannot be read). */
+int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err);
+
 /* Move pid (with all its threads) into every sandbox directory. Call it for
  * the sandbox's first process before that process starts anything. Fails
  * when a directory holding a limit cannot take the pid. */

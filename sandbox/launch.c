@@ -15,9 +15,9 @@
  *     connect the uplink            pivot_root                exit
  *                                 6 verify mounts, enter
  *                                   pid 2's netns
- *     -- "cgroup" (tasks fds) -->   join the cgroup
- *     <-- "joined", check ------
- *     "go" -------------------->    cgroup ns
+ *     -- "cgroup" (tasks fds) -->   join the cgroup, check
+ *        (it stands for "go";       /proc/self/cgroup
+ *        v2: attach pid 1, "go")    cgroup ns
  *                                   spawn ---------------------------------> 7 setsid, rlimits,
  *                                   drop caps, reap, forward                   env, close fds,
  *                                   signals, exit with status                  drop caps,
@@ -88,11 +88,11 @@ enum bc_msg_type {
 			     * (DNS UDP, DNS TCP, nftables, NFLOG) */
 	BC_MSG_RULES,       /* init -> supervisor: egress ruleset committed */
 	BC_MSG_CGROUP,      /* supervisor -> init: carries the v1 cgroups' `tasks`
-			     * files to join (cgroup_join_self) */
-	BC_MSG_JOINED,      /* init -> supervisor: moved itself into its v1 cgroups;
-			     * code = hierarchies joined */
+			     * files to join (code: which hierarchies); once
+			     * joined, it stands for "go" (cgroup_enter) */
 	BC_MSG_GO,          /* supervisor -> init: cgroup, limits, uplink and DNS
-			     * filter are in place */
+			     * filter are in place (when it placed the sandbox in
+			     * its cgroups itself) */
 	BC_MSG_READY,       /* worker -> supervisor: hardened, about to execve;
 			     * code = the Landlock ABI in force */
 	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
@@ -613,31 +613,36 @@ static int exit_status(int status)
 	return BC_EXIT_LAUNCHER;
 }
 
-/* Step 2 in pid 1: wait for "go". On cgroup v1 a "cgroup" message comes
- * first with the `tasks` files of our cgroups (freezer first): a
+/* Step 2 in pid 1: wait for "go". On cgroup v1 it comes as a "cgroup"
+ * message with the `tasks` files of our cgroups, freezer first: a
  * single-threaded process moving itself skips the kernel lock that moving
  * another one takes (see cgroup_place). Write "0" to each, close them,
- * say how many took; the supervisor checks. */
-static void cgroup_enter(int sync_fd)
+ * and check in /proc/self/cgroup that we sit in every one. */
+static void cgroup_enter(const struct bc_launch *l, int sync_fd)
 {
+	struct bc_error err = {0};
 	struct bc_msg m;
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
+	char leaf[64];
 
 	if (msg_recv(sync_fd, &m, fds, &n) != 1)
 		_exit(BC_EXIT_LAUNCHER);
-	if (m.type == BC_MSG_CGROUP) {
-		int joined = 0;
-		for (size_t i = 0; i < n; i++) {
-			joined += write(fds[i], "0", 1) == 1;
-			close(fds[i]);
-		}
-		if (msg_send(sync_fd, BC_MSG_JOINED, joined, NULL) < 0 ||
-		    msg_recv(sync_fd, &m, NULL, NULL) != 1)
-			_exit(BC_EXIT_LAUNCHER);
-	}
-	if (m.type != BC_MSG_GO)
+	if (m.type == BC_MSG_GO)
+		return;
+	if (m.type != BC_MSG_CGROUP || (size_t)__builtin_popcount((unsigned)m.code) != n)
 		_exit(BC_EXIT_LAUNCHER);
+	int e = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (write(fds[i], "0", 1) != 1 && !e)
+			e = errno ? errno : EIO;
+		close(fds[i]);
+	}
+	snprintf(leaf, sizeof leaf, "bc-%s", l->session_id);
+	if (e)
+		bc_error_errno(&err, e, "join the sandbox's cgroups");
+	if (e || bc_cgroup_check_self(leaf, (unsigned)m.code, &err) < 0)
+		child_fail(sync_fd, &err);
 }
 
 static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs, int sync_fd)
@@ -678,7 +683,7 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	/* Step 2, end: into our cgroup, then "go" (uplink and DNS filter are
 	 * up by then too); then the cgroup namespace, now that we sit in our
 	 * own cgroup, so the sandbox sees that cgroup as its root. */
-	cgroup_enter(sync_fd);
+	cgroup_enter(l, sync_fd);
 	if (unshare(CLONE_NEWCGROUP) < 0) {
 		bc_error_errno(&err, errno, "create the cgroup namespace");
 		child_fail(sync_fd, &err);
@@ -765,57 +770,42 @@ static int recv_expect(int sync_fd, enum bc_msg_type want, int *fds, size_t *nfd
  * single-threaded process moving itself ("0" written to a v1 `tasks` file)
  * skips that lock. So the supervisor opens each `tasks` file (the kernel
  * checks the write against the opener's credentials) and hands them to
- * pid 1 in a "cgroup" message, pid 1 moves itself (cgroup_enter) and says
- * "joined", and the supervisor reads every hierarchy's cgroup.procs to
- * check that it is there; on any doubt it moves it the slow way,
- * bc_cgroup_attach, as it does on v2. Freezer first, as in
- * bc_cgroup_attach, so a kill can always freeze what joined. */
+ * pid 1 in a "cgroup" message, which is also its "go"; pid 1 moves itself
+ * and checks where it landed (cgroup_enter), and fails the launch if it
+ * is not in all of them. When a `tasks` file cannot be opened, and on v2,
+ * the supervisor moves pid 1 itself (bc_cgroup_attach) and says "go".
+ * Freezer first, as in bc_cgroup_attach, so a kill can always freeze what
+ * joined. Returns 1 when the "cgroup" message went (no "go" to send), 0
+ * when pid 1 was moved, or -errno. */
 static const enum bc_cg_hier cgroup_join_order[] = { BC_CG_FREEZER, BC_CG_MEMORY, BC_CG_PIDS,
 						     BC_CG_CPU, BC_CG_CPUACCT };
 
-static bool cgroup_has_pid(int dir_fd, pid_t pid)
-{
-	_cleanup_close_ int fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-	char buf[256];
-	ssize_t n;
-	if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
-		return false;
-	buf[n] = '\0';
-	for (char *line = buf; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		if (atoi(line) == (int)pid)
-			return true;
-	return false;
-}
-
-/* Supervisor: place pid, which waits in cgroup_enter, in every sandbox
- * cgroup. */
 static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, struct bc_error *err)
 {
 	int fds[ARRAY_SIZE(cgroup_join_order)];
 	size_t n = 0;
+	unsigned hiers = 0;
+	bool all = cg->version == 1;
 
-	for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++) {
+	for (size_t i = 0; all && i < ARRAY_SIZE(cgroup_join_order); i++) {
 		struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
-		int fd = cg->version == 1 && d->path ? openat(d->fd, "tasks", O_WRONLY | O_CLOEXEC) : -1;
-		if (fd >= 0)
+		if (!d->path)
+			continue;
+		int fd = openat(d->fd, "tasks", O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			all = false;
+		else {
 			fds[n++] = fd;
-	}
-	if (n) {
-		msg_send_fds(sync_fd, BC_MSG_CGROUP, (int)n, NULL, fds, n);
-		for (size_t i = 0; i < n; i++)
-			close(fds[i]);
-		int r = recv_expect(sync_fd, BC_MSG_JOINED, NULL, NULL, err);
-		if (r < 0)
-			return r;
-		bool all = true;
-		for (size_t i = 0; i < ARRAY_SIZE(cgroup_join_order); i++) {
-			struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
-			if (d->path && !cgroup_has_pid(d->fd, pid))
-				all = false;
+			hiers |= 1u << cgroup_join_order[i];
 		}
-		if (all)
-			return 0;
 	}
+	int r = all && n ? msg_send_fds(sync_fd, BC_MSG_CGROUP, (int)hiers, NULL, fds, n) : -EAGAIN;
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	if (r == 0)
+		return 1;
+	if (r != -EAGAIN)
+		return recv_expect(sync_fd, 0, NULL, NULL, err);
 	return bc_cgroup_attach(cg, pid, err);
 }
 
@@ -1245,9 +1235,12 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		goto kill;
 	if (p->net_mode == BC_NET_FILTERED && (ret = supervise_network(&s, err)) < 0)
 		goto kill;
-	if (s.cg.version && (ret = cgroup_place(&s.cg, pid, s.sync_fd, err)) < 0)
+	int placed = s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
+	if (placed < 0) {
+		ret = placed;
 		goto kill;
-	if (msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
+	}
+	if (!placed && msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
 		ret = recv_expect(s.sync_fd, 0, NULL, NULL, err);
 		goto kill;
 	}

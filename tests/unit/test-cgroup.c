@@ -161,6 +161,17 @@ static void test_memory(void)
 	ok(!bc_cgroup_memory_matches(64 << 20, 9223372036854771712ull, 4096), "v1 unlimited is a mismatch");
 }
 
+/* bc_cgroup_check_self against this process's own /proc/self/cgroup: it
+ * is in no "bc-..." cgroup, so any hierarchy asked for is missing. */
+static void test_check_self(void)
+{
+	struct bc_error err = {0};
+	is_int(bc_cgroup_check_self("bc-none", 0, &err), 0, "check_self: no hierarchy asked, nothing to miss");
+	is_int(bc_cgroup_check_self("bc-none", 1u << BC_CG_MEMORY, &err), -EIO,
+	       "check_self: not in a cgroup named bc-none");
+	is_str(err.msg, "not in its memory cgroup bc-none after joining it", "  the message names the hierarchy");
+}
+
 int main(void)
 {
 	test_v1();
@@ -169,5 +180,6 @@ int main(void)
 	test_none();
 	test_cpu_max();
 	test_memory();
+	test_check_self();
 	return tap_done();
 }
