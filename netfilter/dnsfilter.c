@@ -46,6 +46,7 @@
 #include "audit.h"
 #include "dns.h"
 #include "dnsfilter.h"
+#include "seccomp.h"
 #include "nft.h"
 #include "ruleset.h"
 
@@ -693,8 +694,9 @@ static int drop_privilege(struct filter *f, struct bc_error *err)
 	return 0;
 }
 
-/* The allowlist of system calls. Anything else kills the process. */
-static int seccomp_apply(struct filter *f, struct bc_error *err)
+/* The allowlist of system calls, as a program to load once the privileges
+ * are dropped. Anything else kills the process. */
+static int seccomp_prepare(struct filter *f, struct bc_seccomp_prog *prog, struct bc_error *err)
 {
 	static const int plain[] = {
 		SCMP_SYS(read), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(sendto),
@@ -726,12 +728,14 @@ static int seccomp_apply(struct filter *f, struct bc_error *err)
 					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]),
 					     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[t]),
 					     SCMP_A2(SCMP_CMP_EQ, 0));
-	if (r == 0)
-		r = seccomp_load(ctx);
+	if (r < 0) {
+		if (ctx)
+			seccomp_release(ctx);
+		return bc_error_errno(err, -r, "DNS filter: build the seccomp filter");
+	}
+	r = bc_seccomp_export(ctx, prog, err);
 	seccomp_release(ctx);
-	if (r < 0)
-		return bc_error_errno(err, -r, "DNS filter: load the seccomp filter");
-	return 0;
+	return r;
 }
 
 /* ---- the process ----------------------------------------------------------------- */
@@ -781,20 +785,8 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status, f->chan };
 	if ((r = close_others(keep, ARRAY_SIZE(keep))) < 0)
 		return bc_error_errno(err, -r, "DNS filter: close inherited descriptors");
-	if (f->chan >= 0) {
-		int *fds[] = { &f->udp, &f->tcp, &f->nft };
-		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-			if ((*fds[i] = bc_recv_fd(f->chan, 0)) < 0)
-				return bc_error_errno(err, -*fds[i], "DNS filter: receive the sandbox's sockets");
-		close(f->chan);
-		f->chan = -1;
-	}
-	if ((r = drop_privilege(f, err)) < 0)
-		return r;
-	/* the id change cleared the parent-death signal (root mode: uid 0 ->
-	 * host_uid); arm it again, or a killed supervisor leaves us behind */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		return bc_error_set(err, ESRCH, "DNS filter: the supervisor is gone");
+
+	/* What needs no sandbox first: the sockets may still be on their way. */
 	f->pend = calloc(MAX_PENDING, sizeof *f->pend);
 	f->scratch = calloc(1, sizeof *f->scratch);
 	if (!f->pend || !f->scratch)
@@ -803,26 +795,47 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 		f->pend[i].fd = -1;
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		f->conns[i].fd = -1;
-
 	/* Before the filter: the time zone is read once now (audit stamps call
 	 * strftime, which would look at /etc/localtime the first time). */
 	tzset();
-	struct bc_json j;
-	char up[MAX_UPSTREAM][64], *v[MAX_UPSTREAM];
-	for (size_t i = 0; i < f->n_up; i++) {
-		bc_format_cidr(&f->up[i], up[i], sizeof up[i]);
-		v[i] = up[i];
+	struct bc_seccomp_prog prog;
+	if ((r = seccomp_prepare(f, &prog, err)) < 0)
+		return r;
+
+	if (f->chan >= 0) {
+		int *fds[] = { &f->udp, &f->tcp, &f->nft };
+		for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(fds); i++)
+			if ((*fds[i] = bc_recv_fd(f->chan, 0)) < 0)
+				r = bc_error_errno(err, -*fds[i], "DNS filter: receive the sandbox's sockets");
+		close(f->chan);
+		f->chan = -1;
 	}
-	bc_json_init(&j);
-	bc_json_strv(&j, "upstream", v, f->n_up);
-	bc_json_int(&j, "pid", getpid());
-	bc_json_uint(&j, "rate", f->rl.rate);
-	bc_json_uint(&j, "burst", f->rl.burst);
-	bc_json_str(&j, "privilege", "sandbox user namespace, uid of the sandbox, CAP_NET_ADMIN there only, "
-		    "seccomp allowlist");
-	bc_audit_write(&f->audit, "dns_filter", &j);
-	bc_json_free(&j);
-	return seccomp_apply(f, err);
+	if (r >= 0)
+		r = drop_privilege(f, err);
+	/* the id change cleared the parent-death signal (root mode: uid 0 ->
+	 * host_uid); arm it again, or a killed supervisor leaves us behind */
+	if (r >= 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
+		r = bc_error_set(err, ESRCH, "DNS filter: the supervisor is gone");
+	if (r >= 0) {
+		struct bc_json j;
+		char up[MAX_UPSTREAM][64], *v[MAX_UPSTREAM];
+		for (size_t i = 0; i < f->n_up; i++) {
+			bc_format_cidr(&f->up[i], up[i], sizeof up[i]);
+			v[i] = up[i];
+		}
+		bc_json_init(&j);
+		bc_json_strv(&j, "upstream", v, f->n_up);
+		bc_json_int(&j, "pid", getpid());
+		bc_json_uint(&j, "rate", f->rl.rate);
+		bc_json_uint(&j, "burst", f->rl.burst);
+		bc_json_str(&j, "privilege", "sandbox user namespace, uid of the sandbox, CAP_NET_ADMIN "
+			    "there only, seccomp allowlist");
+		bc_audit_write(&f->audit, "dns_filter", &j);
+		bc_json_free(&j);
+		r = bc_seccomp_load_prog(&prog, err);
+	}
+	bc_seccomp_prog_free(&prog);
+	return r;
 }
 
 static _Noreturn void child_main(struct filter *f, pid_t parent)

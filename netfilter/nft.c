@@ -517,7 +517,9 @@ int bc_nft_verify(const struct bc_policy *p, struct bc_error *err)
 	return ret;
 }
 
-int bc_nft_commit(const struct bc_policy *p, struct bc_error *err)
+/* Build, send and ACK the ruleset of p; with verify, read it back on the
+ * same socket. */
+static int commit(const struct bc_policy *p, bool verify, struct bc_error *err)
 {
 	struct bc_ruleset rs;
 	struct bc_nft_batch b;
@@ -536,11 +538,21 @@ int bc_nft_commit(const struct bc_policy *p, struct bc_error *err)
 	}
 	_cleanup_close_ int fd = socket_for_verify(err);
 	ret = fd < 0 ? fd : nft_talk(fd, &b, err);
-	if (ret == 0)
+	if (ret == 0 && verify)
 		ret = verify_fd(fd, &rs, err);
 	bc_nft_batch_free(&b);
 	bc_ruleset_free(&rs);
 	return ret;
+}
+
+int bc_nft_commit(const struct bc_policy *p, struct bc_error *err)
+{
+	return commit(p, true, err);
+}
+
+int bc_nft_commit_unverified(const struct bc_policy *p, struct bc_error *err)
+{
+	return commit(p, false, err);
 }
 
 /* ---- allow-set updates ------------------------------------------------- */

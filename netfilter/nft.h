@@ -27,6 +27,11 @@ int bc_nft_socket_open(void);
  * returns 0 without touching the kernel. Returns 0 or -errno with err set. */
 int bc_nft_commit(const struct bc_policy *p, struct bc_error *err);
 
+/* The same without the read back: for a caller that runs bc_nft_verify
+ * before anything depends on the ruleset (the launcher lets the uplink be
+ * connected meanwhile; nothing runs in the sandbox before the check). */
+int bc_nft_commit_unverified(const struct bc_policy *p, struct bc_error *err);
+
 /* Read back the table in the current netns and compare it with what p
  * means, as bc_nft_commit does after its commit. Use it to verify the
  * ruleset before dropping privileges. Returns 0 or -errno with err set. */

@@ -3,16 +3,17 @@
  *   supervisor (host side)      pid 1 "init" (sandbox)     pid 2 (net_start)    worker
  *   1 prepare: policy, profile,
  *     seccomp program, layout
- *   2 clone(NEWUSER|NEWNS|...) -> fork ------------------> 3 NEWNET, lo up
+ *   2 clone(NEWUSER|NEWNS|...) -> fork ------------------> 3 NEWNET
  *     uid/gid maps, "ids" ----->  waits for "ids"
  *     cgroup + limits (thread),   3 ids, hostname          (filtered:)
  *   4 veth slot, host table,
  *     DNS filter forked
  *     <-- "netns" (rtnetlink) -----------------------------
- *     veth pair                   5 root on tmpfs,
- *     <-- "net" (DNS, NFLOG) ------------------------------  sockets,
- *     <-- "rules" ----------------------------------------  ruleset, read back,
- *     connect the uplink            pivot_root                exit
+ *     veth pair                   5 root on tmpfs,          ruleset committed
+ *     <-- "rules" -----------------------------------------
+ *     connect the uplink            pivot_root               lo up, sockets
+ *     <-- "net" (DNS, NFLOG) ------------------------------
+ *                                                            read back, exit
  *                                 6 verify mounts, enter
  *                                   pid 2's netns
  *     -- "cgroup" (tasks fds) -->   join the cgroup, check
@@ -495,19 +496,23 @@ static int dns_socket(int type, struct bc_error *err)
 /* The sockets the supervisor serves the sandbox through, made in the
  * sandbox's network namespace and handed up: first the uplink's route
  * netlink socket ("netns": the supervisor makes the veth pair meanwhile),
- * then the DNS filter's and NFLOG's ("net"). */
+ * later the DNS filter's and NFLOG's ("net", child_sockets). */
+static int child_netns_socket(int sync_fd, struct bc_error *err)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "open a route netlink socket in the sandbox");
+	int r = msg_send_fds(sync_fd, BC_MSG_NETNS, 1, NULL, &fd, 1);
+	close(fd);
+	return r < 0 ? bc_error_errno(err, -r, "hand the network sockets to the supervisor") : 0;
+}
+
 static int child_sockets(int sync_fd, struct bc_error *err)
 {
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
-	int r = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int r;
 
-	if (r < 0)
-		return bc_error_errno(err, errno, "open a route netlink socket in the sandbox");
-	int e = msg_send_fds(sync_fd, BC_MSG_NETNS, 1, NULL, &r, 1);
-	close(r);
-	if (e < 0)
-		return bc_error_errno(err, -e, "hand the network sockets to the supervisor");
 	if ((r = dns_socket(SOCK_DGRAM, err)) < 0)
 		goto out;
 	fds[n++] = r;
@@ -535,12 +540,14 @@ out:
 /* Step 3, the network side, in a process of its own while pid 1 builds
  * the root (step 5): our network namespace (owned by our user namespace,
  * as if clone had made it; the costliest namespace to create), handed to
- * pid 1 through *ns_sock; lo up; with filtered egress the sockets for the
- * supervisor ("net"), then the egress ruleset, committed while this
- * process holds CAP_NET_ADMIN over the netns (the command never will) and
- * read back (bc_nft_commit: step 6 for the ruleset), then "rules": only
- * then does the supervisor connect the uplink. Errors go to the
- * supervisor from here; net_join collects the process. */
+ * pid 1 through *ns_sock. With filtered egress: the uplink's socket for
+ * the supervisor ("netns"), the egress ruleset committed while this
+ * process holds CAP_NET_ADMIN over the netns (the command never will),
+ * and "rules": only then does the supervisor connect the uplink. Then lo
+ * up, the other sockets ("net"), and the ruleset read back and compared
+ * (bc_nft_verify: step 6 for the ruleset) while the uplink is being
+ * connected. Errors go to the supervisor from here; net_join collects the
+ * process, and pid 1 goes on only if it ended well. */
 static pid_t net_start(const struct bc_policy *p, int sync_fd, int *ns_sock)
 {
 	struct bc_error err = {0};
@@ -571,16 +578,18 @@ static pid_t net_start(const struct bc_policy *p, int sync_fd, int *ns_sock)
 		bc_error_errno(&err, -r, "hand the network namespace to pid 1");
 		child_fail(sync_fd, &err);
 	}
-	if (loopback_up(&err) < 0)
-		child_fail(sync_fd, &err);
-	if (p->net_mode == BC_NET_FILTERED) {
-		if (child_sockets(sync_fd, &err) < 0 || bc_nft_commit(p, &err) < 0)
+	bool filtered = p->net_mode == BC_NET_FILTERED;
+	if (filtered) {
+		if (child_netns_socket(sync_fd, &err) < 0 || bc_nft_commit_unverified(p, &err) < 0)
 			child_fail(sync_fd, &err);
 		if ((r = msg_send(sync_fd, BC_MSG_RULES, 0, NULL)) < 0) {
 			bc_error_errno(&err, -r, "tell the supervisor the ruleset is in");
 			child_fail(sync_fd, &err);
 		}
 	}
+	if (loopback_up(&err) < 0 ||
+	    (filtered && (child_sockets(sync_fd, &err) < 0 || bc_nft_verify(p, &err) < 0)))
+		child_fail(sync_fd, &err);
 	_exit(0);
 }
 
@@ -979,9 +988,9 @@ static void *cg_job_run(void *arg)
 
 /* Step 4, filtered network (the uplink prepared): start the DNS filter;
  * with the sandbox's netlink socket ("netns") attach the host side of the
- * uplink; with its other sockets ("net") hand the filter its three; once
- * the sandbox says its ruleset is in, connect the uplink to it; then wait
- * for the filter's word that it is up. */
+ * uplink; once the sandbox says its ruleset is in ("rules"), connect the
+ * uplink to it; with its other sockets ("net") hand the filter its three;
+ * then wait for the filter's word that it is up. */
 static int supervise_network(struct supervisor *s, struct bc_error *err)
 {
 	const struct bc_policy *p = s->l->policy;
@@ -1006,6 +1015,10 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 	if (r >= 0)
 		r = bc_uplink_attach(&s->uplink, rtnl, err);
 	if (r >= 0)
+		r = recv_expect(s->sync_fd, BC_MSG_RULES, NULL, NULL, err);
+	if (r >= 0)
+		r = bc_uplink_connect(&s->uplink, s->child, rtnl, err);
+	if (r >= 0)
 		r = recv_expect(s->sync_fd, BC_MSG_NET, fds, &n, err);
 	if (r >= 0 && n < 3)
 		r = bc_error_set(err, EPROTO, "the sandbox did not hand up its network sockets");
@@ -1015,10 +1028,6 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 		if ((r = bc_dnsfilter_give(TAKE_FD(give_fd), fds[0], fds[1], fds[2])) < 0)
 			bc_error_errno(err, -r, "DNS filter: hand it the sandbox's sockets");
 	}
-	if (r >= 0)
-		r = recv_expect(s->sync_fd, BC_MSG_RULES, NULL, NULL, err);
-	if (r >= 0)
-		r = bc_uplink_connect(&s->uplink, s->child, rtnl, err);
 	if (r >= 0)
 		r = bc_dnsfilter_ready(&s->dns_pid, TAKE_FD(ready_fd), err);
 	if (ready_fd >= 0)
