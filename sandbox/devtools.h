@@ -31,10 +31,10 @@ struct bc_devtools {
 /* Before clone: the stderr pipe (both ends O_CLOEXEC). */
 int bc_devtools_prepare(struct bc_devtools *d, struct bc_error *err);
 
-/* Right after clone, while the sandbox's pid 1 is still dumpable (later
- * an unprivileged supervisor could no longer open its namespaces): keep
- * the user and network namespaces of sandbox_pid. */
-int bc_devtools_attach(struct bc_devtools *d, pid_t sandbox_pid, struct bc_error *err);
+/* Before "go", while the sandbox's pid 1 is still dumpable (later an
+ * unprivileged supervisor could no longer open its namespaces): keep the
+ * user namespace of sandbox_pid and the network namespace netns_fd names. */
+int bc_devtools_attach(struct bc_devtools *d, pid_t sandbox_pid, int netns_fd, struct bc_error *err);
 
 /* After the command is ready: fork the forwarder. It relays stderr to
  * out_fd and DevTools connections into the sandbox's netns, writes a

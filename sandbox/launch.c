@@ -8,7 +8,7 @@
  *     cgroup + limits (thread),   3 ids, hostname          (filtered:)
  *   4 veth slot, host table,
  *     DNS filter forked
- *     <-- "netns" (rtnetlink) -----------------------------
+ *     <-- "netns" (rtnetlink; in every mode) --------------
  *     veth pair                   5 root on tmpfs,          ruleset committed
  *     <-- "rules" -----------------------------------------
  *     connect the uplink            pivot_root               lo up, sockets
@@ -494,8 +494,9 @@ static int dns_socket(int type, struct bc_error *err)
 }
 
 /* The sockets the supervisor serves the sandbox through, made in the
- * sandbox's network namespace and handed up: first the uplink's route
- * netlink socket ("netns": the supervisor makes the veth pair meanwhile),
+ * sandbox's network namespace and handed up: first a route netlink socket
+ * ("netns", in every mode: it names the namespace for the DevTools
+ * forwarder, and the uplink works through it while the rest goes on),
  * later the DNS filter's and NFLOG's ("net", child_sockets). */
 static int child_netns_socket(int sync_fd, struct bc_error *err)
 {
@@ -578,9 +579,11 @@ static pid_t net_start(const struct bc_policy *p, int sync_fd, int *ns_sock)
 		bc_error_errno(&err, -r, "hand the network namespace to pid 1");
 		child_fail(sync_fd, &err);
 	}
+	if (child_netns_socket(sync_fd, &err) < 0)
+		child_fail(sync_fd, &err);
 	bool filtered = p->net_mode == BC_NET_FILTERED;
 	if (filtered) {
-		if (child_netns_socket(sync_fd, &err) < 0 || bc_nft_commit_unverified(p, &err) < 0)
+		if (bc_nft_commit_unverified(p, &err) < 0)
 			child_fail(sync_fd, &err);
 		if ((r = msg_send(sync_fd, BC_MSG_RULES, 0, NULL)) < 0) {
 			bc_error_errno(&err, -r, "tell the supervisor the ruleset is in");
@@ -925,11 +928,8 @@ static int supervise_once(struct supervisor *s)
 			bc_json_int(&j, "landlock_abi", m.code);
 			bc_audit_write(s->l->audit, "ready", &j);
 			bc_json_free(&j);
-			/* pid 1 is in its final namespaces by now (it enters its
-			 * network namespace late: net_join) */
 			if (s->l->devtools_forward &&
-			    (bc_devtools_attach(&s->devtools, s->child, &s->child_err) < 0 ||
-			     bc_devtools_start(&s->devtools, STDERR_FILENO, s->l->audit, &s->child_err) < 0))
+			    bc_devtools_start(&s->devtools, STDERR_FILENO, s->l->audit, &s->child_err) < 0)
 				sandbox_kill(s);
 		} else if (r == 1 && m.type == BC_MSG_ERROR)
 			bc_error_set(&s->child_err, m.code, "%s", m.text);
@@ -991,6 +991,29 @@ static void *cg_job_run(void *arg)
  * uplink; once the sandbox says its ruleset is in ("rules"), connect the
  * uplink to it; with its other sockets ("net") hand the filter its three;
  * then wait for the filter's word that it is up. */
+/* The sandbox's "netns" message: its route netlink socket into *rtnl. The
+ * DevTools forwarder keeps the namespace it names, and pid 1's user
+ * namespace, now, while pid 1 is still dumpable. */
+static int receive_netns(struct supervisor *s, int *rtnl, struct bc_error *err)
+{
+	int rt[BC_MSG_MAX_FDS];
+	size_t n = 0;
+	int r = recv_expect(s->sync_fd, BC_MSG_NETNS, rt, &n, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 1; i < n; i++)
+		close(rt[i]);
+	if (n != 1)
+		return bc_error_set(err, EPROTO, "the sandbox did not hand up its netlink socket");
+	*rtnl = rt[0];
+	if (!s->l->devtools_forward)
+		return 0;
+	_cleanup_close_ int netns = ioctl(*rtnl, SIOCGSKNS);
+	if (netns < 0)
+		return bc_error_errno(err, errno, "find the sandbox's network namespace");
+	return bc_devtools_attach(&s->devtools, s->child, netns, err);
+}
+
 static int supervise_network(struct supervisor *s, struct bc_error *err)
 {
 	const struct bc_policy *p = s->l->policy;
@@ -998,20 +1021,14 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 		.policy = p, .udp_fd = -1, .tcp_fd = -1, .nft_fd = -1,
 		.audit_fd = s->l->audit->fd, .session_id = s->l->session_id,
 	};
-	int fds[BC_MSG_MAX_FDS], rt[BC_MSG_MAX_FDS];
-	size_t n = 0, nrt = 0;
+	int fds[BC_MSG_MAX_FDS];
+	size_t n = 0;
 	int ready_fd = -1, give_fd = -1, rtnl = -1;
 	/* the filter starts before the sandbox's sockets exist; they follow */
 	int r = bc_dnsfilter_spawn(&cfg, &s->dns_pid, &ready_fd, &give_fd, err);
 
-	if (r >= 0 && (r = recv_expect(s->sync_fd, BC_MSG_NETNS, rt, &nrt, err)) >= 0) {
-		for (size_t i = 1; i < nrt; i++)
-			close(rt[i]);
-		if (nrt == 1)
-			rtnl = rt[0];
-		else
-			r = bc_error_set(err, EPROTO, "the sandbox did not hand up its netlink socket");
-	}
+	if (r >= 0)
+		r = receive_netns(s, &rtnl, err);
 	if (r >= 0)
 		r = bc_uplink_attach(&s->uplink, rtnl, err);
 	if (r >= 0)
@@ -1242,7 +1259,15 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	rec.started = time(NULL);
 	if ((ret = bc_runtime_register(&rec, err)) < 0)
 		goto kill;
-	if (p->net_mode == BC_NET_FILTERED && (ret = supervise_network(&s, err)) < 0)
+	if (p->net_mode == BC_NET_FILTERED)
+		ret = supervise_network(&s, err);
+	else {
+		int rtnl = -1;
+		ret = receive_netns(&s, &rtnl, err);
+		if (rtnl >= 0)
+			close(rtnl);
+	}
+	if (ret < 0)
 		goto kill;
 	int placed = s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
 	if (placed < 0) {

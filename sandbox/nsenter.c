@@ -11,14 +11,13 @@
 
 #include "nsenter.h"
 
-int bc_ns_open(struct bc_ns *ns, pid_t pid, struct bc_error *err)
+int bc_ns_open(struct bc_ns *ns, pid_t pid, int net_fd, struct bc_error *err)
 {
 	char path[64];
 	*ns = (struct bc_ns){ .user_fd = -1, .net_fd = -1 };
 	snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
 	ns->user_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
-	ns->net_fd = open(path, O_RDONLY | O_CLOEXEC);
+	ns->net_fd = fcntl(net_fd, F_DUPFD_CLOEXEC, 3);
 	if (ns->user_fd < 0 || ns->net_fd < 0) {
 		int e = errno;
 		bc_ns_close(ns);

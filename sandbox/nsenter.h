@@ -8,9 +8,9 @@
  * is). The sandbox never sees these processes: they are not in its pid
  * namespace.
  *
- * Open the namespaces early (bc_ns_open right after clone): pid 1 makes
- * itself non-dumpable later, after which an unprivileged supervisor can no
- * longer open /proc/PID/ns. */
+ * Open the namespaces early (bc_ns_open before "go"): pid 1 makes itself
+ * non-dumpable later, after which an unprivileged supervisor can no longer
+ * open /proc/PID/ns. */
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +22,9 @@ struct bc_ns {
 	int net_fd;     /* /proc/PID/ns/net, or -1 */
 };
 
-int bc_ns_open(struct bc_ns *ns, pid_t pid, struct bc_error *err);
+/* The user namespace of pid, and the network namespace net_fd names (a
+ * copy is kept; pid 1 enters its network namespace late). */
+int bc_ns_open(struct bc_ns *ns, pid_t pid, int net_fd, struct bc_error *err);
 void bc_ns_close(struct bc_ns *ns);
 
 /* Run fn(arg) in a forked child that joined the namespaces in ns. Returns
