@@ -24,7 +24,6 @@
 #include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <linux/securebits.h>
-#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -634,8 +633,8 @@ static int drop_privilege(struct filter *f, struct bc_error *err)
 	struct stat a, b;
 	int netns, userns, r;
 
-	if ((netns = ioctl(f->nft, SIOCGSKNS)) < 0)
-		return bc_error_errno(err, errno, "DNS filter: find the sandbox's network namespace");
+	if ((netns = bc_socket_netns(f->nft)) < 0)
+		return bc_error_errno(err, -netns, "DNS filter: find the sandbox's network namespace");
 	userns = ioctl(netns, NS_GET_USERNS);
 	r = errno;
 	close(netns);

@@ -10,7 +10,6 @@
 #include <linux/if_link.h>
 #include <linux/nsfs.h>
 #include <linux/rtnetlink.h>
-#include <linux/sockios.h>
 #include <linux/veth.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -831,10 +830,8 @@ static int forward_on(struct bc_uplink_state *u, struct bc_error *err)
 /* The network namespace a socket lives in, as an fd. */
 static int socket_netns(int sock, struct bc_error *err)
 {
-	int fd = ioctl(sock, SIOCGSKNS);
-	if (fd < 0)
-		return bc_error_errno(err, errno, "find the sandbox's network namespace");
-	return fd;
+	int fd = bc_socket_netns(sock);
+	return fd < 0 ? bc_error_errno(err, -fd, "find the sandbox's network namespace") : fd;
 }
 
 /* The host side: a slot, the pair (its sandbox end still down and

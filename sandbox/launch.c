@@ -42,7 +42,6 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/netlink.h>
-#include <linux/sockios.h>
 #include <linux/openat2.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -573,8 +572,8 @@ static pid_t net_start(const struct bc_policy *p, int sync_fd, int *ns_sock)
 		child_fail(sync_fd, &err);
 	}
 	_cleanup_close_ int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	_cleanup_close_ int ns = s < 0 ? -1 : ioctl(s, SIOCGSKNS);
-	int r = ns < 0 ? -errno : bc_send_fd(sv[1], ns);
+	_cleanup_close_ int ns = s < 0 ? -errno : bc_socket_netns(s);
+	int r = ns < 0 ? ns : bc_send_fd(sv[1], ns);
 	if (r < 0) {
 		bc_error_errno(&err, -r, "hand the network namespace to pid 1");
 		child_fail(sync_fd, &err);
@@ -1008,9 +1007,9 @@ static int receive_netns(struct supervisor *s, int *rtnl, struct bc_error *err)
 	*rtnl = rt[0];
 	if (!s->l->devtools_forward)
 		return 0;
-	_cleanup_close_ int netns = ioctl(*rtnl, SIOCGSKNS);
+	_cleanup_close_ int netns = bc_socket_netns(*rtnl);
 	if (netns < 0)
-		return bc_error_errno(err, errno, "find the sandbox's network namespace");
+		return bc_error_errno(err, -netns, "find the sandbox's network namespace");
 	return bc_devtools_attach(&s->devtools, s->child, netns, err);
 }
 

@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -155,6 +157,12 @@ union fd_cmsg {
 	char buf[CMSG_SPACE(sizeof(int))];
 	struct cmsghdr align;
 };
+
+int bc_socket_netns(int sock)
+{
+	int fd = ioctl(sock, SIOCGSKNS);
+	return fd < 0 ? -errno : fd;
+}
 
 int bc_send_fd(int sock, int fd)
 {

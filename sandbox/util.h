@@ -60,6 +60,10 @@ int bc_read_fd(int fd, char **out, size_t *len, size_t max);
 
 /* Pass one fd over a unix socket (SCM_RIGHTS, one byte of data). */
 int bc_send_fd(int sock, int fd);
+
+/* An fd of the network namespace socket sock lives in (SIOCGSKNS; needs
+ * CAP_NET_ADMIN over that namespace), or -errno. */
+int bc_socket_netns(int sock);
 /* Receive one fd sent by bc_send_fd (close-on-exec); flags for recvmsg.
  * Anything but exactly one fd is refused and closed. */
 int bc_recv_fd(int sock, int flags);
