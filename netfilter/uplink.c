@@ -107,6 +107,11 @@ static int nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
 	return -ETIMEDOUT;
 }
 
+int bc_nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
+{
+	return nl_talk(fd, nlh, reply, reply_len);
+}
+
 static int rtnl_open(void)
 {
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
