@@ -171,9 +171,10 @@ static int host_listen(uint16_t port, uint16_t *bound)
 		struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 					   .sin_port = htons(attempt ? 0 : port) };
 		socklen_t sl = sizeof sin;
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
 		if (fd < 0)
 			return -errno;
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 		if (bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0 && listen(fd, 16) == 0 &&
 		    getsockname(fd, (struct sockaddr *)&sin, &sl) == 0) {
 			*bound = ntohs(sin.sin_port);
@@ -191,12 +192,14 @@ static int diag_selftest(struct bc_devtools *d)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 				   .sin_port = htons(d->host_port) };
+	/* Closed in reverse order: the client first, so that TIME_WAIT is
+	 * on its side and not on the listener's port. */
+	_cleanup_close_ int a = -1;
 	_cleanup_close_ int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c < 0)
 		return -errno;
 	if (connect(c, (struct sockaddr *)&sin, sizeof sin) < 0)
 		return -errno;
-	_cleanup_close_ int a = -1;
 	for (int i = 0; i < 100 && a < 0; i++) {
 		a = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (a < 0 && errno != EAGAIN && errno != EINTR)
