@@ -148,6 +148,16 @@ finish() {
 	wait $LPID 2>/dev/null
 }
 
+# `run --devtools-forward` takes its ports from the caller only.
+offline_policy
+who=root
+check "run --devtools-forward: a command line with port 0 (chosen inside) is refused" \
+	! run --devtools-forward -- /bin/true --remote-debugging-port=0
+check "run --devtools-forward: a command line without a port is refused" ! run --devtools-forward -- /bin/true
+check "run --devtools-forward=HOST:0 (no port inside) is refused" ! run --devtools-forward=0:0 -- /bin/true
+check "(run --devtools-forward=0:9222 and --devtools-forward with port 9333 on the command line start)" \
+	eval 'run --devtools-forward=0:9222 -- /bin/true && run --devtools-forward -- /bin/true --remote-debugging-port=9333'
+
 for who in root "$TEST_USER"; do
 	if [ "$who" = root ]; then other=$TEST_USER; else other=root; fi
 	# ---- a forged announcement: a port free on the host, then one where
