@@ -65,6 +65,10 @@ static void slot_names(uint32_t net, char *ifname, char *table, char *lock)
 
 /* ---- rtnetlink --------------------------------------------------------- */
 
+/* A receive buffer: MNL_SOCKET_BUFFER_SIZE is at most this, but not a
+ * constant (a union may not hold a variable-length array in clang). */
+#define NL_BUF 8192
+
 static uint32_t seq_next(void)
 {
 	static uint32_t seq;
@@ -78,7 +82,7 @@ static uint32_t seq_next(void)
 static int nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	union { char buf[MNL_SOCKET_BUFFER_SIZE]; struct nlmsghdr align; } u;
+	union { char buf[NL_BUF]; struct nlmsghdr align; } u;
 
 	nlh->nlmsg_seq = seq_next();
 	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
@@ -105,6 +109,11 @@ static int nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
 		}
 	}
 	return -ETIMEDOUT;
+}
+
+int bc_nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
+{
+	return nl_talk(fd, nlh, reply, reply_len);
 }
 
 static int rtnl_open(void)
@@ -268,7 +277,7 @@ static struct nlmsghdr *hb_msg(struct hbatch *h, uint16_t type, uint16_t flags, 
 static int hb_send(struct hbatch *h, int fd, bool allow_enoent, struct bc_error *err)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	union { char buf[MNL_SOCKET_BUFFER_SIZE]; struct nlmsghdr align; } u;
+	union { char buf[NL_BUF]; struct nlmsghdr align; } u;
 	size_t want = h->seq - h->seq0 - 1, acks = 0;
 	int nacked = 0;
 

@@ -67,5 +67,13 @@ void bc_uplink_detach(struct bc_uplink_state *u);
  * remove (pasta dies with its launcher) and it returns 0. */
 int bc_uplink_gc(struct bc_error *err);
 
+/* The project's request-answer netlink transport (rtnetlink, nf_tables
+ * gets, sock_diag): send nlh on the netlink socket fd with NLM_F_REQUEST |
+ * NLM_F_ACK and a fresh sequence number, and wait for the kernel's ACK; the
+ * first other message answering it is copied to reply (if it fits in
+ * reply_len). 0, the kernel's -errno, or -errno of send/recv. */
+struct nlmsghdr;
+int bc_nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len);
+
 /* Would auto pick veth here (CAP_NET_ADMIN over our own netns)? */
 bool bc_uplink_can_veth(void);

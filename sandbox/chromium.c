@@ -8,8 +8,10 @@
  *     [sandbox] chromium;
  *   - --remote-debugging-pipe: fds 3 and 4 pass through (--pass-fd), no
  *     other inherited fd does;
- *   - --remote-debugging-port: the DevTools port is forwarded to the host
- *     (run --devtools-forward, devtools.h);
+ *   - --remote-debugging-port=N: the DevTools port is forwarded to the
+ *     host's 127.0.0.1:N (run --devtools-forward=N:M, devtools.h); Chromium
+ *     gets port M = N inside, or a fixed one for N = 0 (the client then
+ *     reads the host port, one of our choosing, from the announcement);
  *   - --user-data-dir=DIR becomes the sandbox's profile directory
  *     (run --profile-dir DIR, mounted at the same path); a leased profile
  *     ($BROWSERCAGE_PROFILE_LABEL) wins and the argument is rewritten to it;
@@ -29,6 +31,7 @@
 #include <sys/syscall.h>
 #include <dirent.h>
 
+#include "devtools.h"
 #include "mount.h"
 #include "policy.h"
 #include "util.h"
@@ -213,7 +216,7 @@ int main(int argc, char **argv)
 	char launcher[PATH_MAX], buf[PATH_MAX + 64];
 	const char *user_data_dir = NULL;
 	bool pipe_mode = false, port_mode = false, dropped = false, after_dashes = false;
-	int r = 0;
+	int r = 0, host_port = 0, sandbox_port = 0;
 
 	if (getuid() != geteuid() || getgid() != getegid())
 		return fail("refusing to run setuid or setgid");
@@ -286,8 +289,16 @@ int main(int argc, char **argv)
 		r |= bc_strv_push(&run, "--pass-fd");
 		r |= bc_strv_push(&run, "4");
 	}
-	if (port_mode)
-		r |= bc_strv_push(&run, "--devtools-forward");
+	if (port_mode) {
+		/* The port inside is ours to choose when the client asked for
+		 * any (0): the sandbox has a loopback of its own. */
+		host_port = bc_devtools_port_arg(argc, argv);
+		if (host_port < 0)
+			return fail("--remote-debugging-port: expected =N with N from 0 to 65535");
+		sandbox_port = host_port ? host_port : BC_DEVTOOLS_SANDBOX_PORT;
+		snprintf(buf, sizeof buf, "--devtools-forward=%d:%d", host_port, sandbox_port);
+		r |= bc_strv_push(&run, buf);
+	}
 	r |= bc_strv_push(&run, "--");
 
 	/* Chromium's command line: defaults the caller did not set, the
@@ -307,12 +318,16 @@ int main(int argc, char **argv)
 	}
 	snprintf(buf, sizeof buf, "--user-data-dir=%s", dir ? dir : BC_SANDBOX_HOME "/profile");
 	r |= bc_strv_push(&chrome, buf);
+	if (port_mode) {
+		snprintf(buf, sizeof buf, "--remote-debugging-port=%d", sandbox_port);
+		r |= bc_strv_push(&chrome, buf);
+	}
 	after_dashes = false;
 	for (int i = 1; i < argc; i++) {
 		size_t len;
 		const char *name = after_dashes ? NULL : switch_name(argv[i], &len);
 		after_dashes |= strcmp(argv[i], "--") == 0;
-		if (name && switch_is(name, len, "user-data-dir"))
+		if (name && (switch_is(name, len, "user-data-dir") || switch_is(name, len, "remote-debugging-port")))
 			continue;
 		bool weakens = false;
 		for (size_t k = 0; name && k < ARRAY_SIZE(unsandboxing); k++)

@@ -1178,7 +1178,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		goto out;
 	}
 	if (l->devtools_forward) {
-		if ((ret = bc_devtools_prepare(&s.devtools, err)) < 0)
+		if ((ret = bc_devtools_prepare(&s.devtools, l->devtools_host_port,
+					       l->devtools_sandbox_port, err)) < 0)
 			goto out;
 		l->devtools_stderr = s.devtools.stderr_wr;
 	}
@@ -1211,8 +1212,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 			close(l->audit->fd);
 		close(s.sig_fd);
 		close(s.timer_fd);
-		if (s.devtools.stderr_rd >= 0)
-			close(s.devtools.stderr_rd);
+		bc_devtools_close_host_side(&s.devtools);
 		init_main(l, &rfs, sv[1]);
 	}
 	s.child = pid;

@@ -40,9 +40,12 @@ struct bc_launch {
 	int template_fd;              /* its O_PATH fd from bc_profile_open (used if template_dir) */
 	/* --devtools-forward: the command's stderr is a pipe read by the
 	 * DevTools forwarder (devtools.h); devtools_stderr is its write end,
-	 * set by bc_launch_run. */
+	 * set by bc_launch_run. Chromium's port inside the sandbox (1..65535)
+	 * and the host port asked for (0: any). */
 	bool devtools_forward;
 	int devtools_stderr;
+	uint16_t devtools_sandbox_port;
+	uint16_t devtools_host_port;
 	/* Filled by bc_launch_run for the caller's teardown records. */
 	bool clean;                   /* the sandbox was torn down completely */
 

@@ -13,6 +13,7 @@
 #include "audit.h"
 #include "commands.h"
 #include "doctor.h"
+#include "devtools.h"
 #include "launch.h"
 #include "lease.h"
 #include "policy.h"
@@ -30,7 +31,8 @@ static void usage(FILE *out)
 		"                       [--assignment FILE] [--template NAME]\n"
 		"                       [--audit FILE | --audit-fd N] [--cgroup-parent PATH]\n"
 		"                       [--require-prepared [--ready-dir DIR]]\n"
-		"                       [--pass-fd N]... [--devtools-forward] -- CMD [ARG]...\n"
+		"                       [--pass-fd N]... [--devtools-forward[=HOST:SANDBOX]]\n"
+		"                       -- CMD [ARG]...\n"
 		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
 		"       browsercage explain FILE      effective policy and the nft ruleset\n"
 		"       browsercage lease|release LABEL [--task ID], list\n"
@@ -99,7 +101,7 @@ static int cmd_run(int argc, char **argv)
 		{ "recover", no_argument, NULL, 'r' },
 		{ "require-prepared", no_argument, NULL, 'P' },
 		{ "ready-dir", required_argument, NULL, 'Y' },
-		{ "devtools-forward", no_argument, NULL, 'D' },
+		{ "devtools-forward", optional_argument, NULL, 'D' },
 		{ "assignment", required_argument, NULL, 'S' },
 		{ "template", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
@@ -153,7 +155,13 @@ static int cmd_run(int argc, char **argv)
 		case 'r': recover = true; break;
 		case 'P': require_prepared = true; break;
 		case 'Y': ready_dir = optarg; break;
-		case 'D': l.devtools_forward = true; break;
+		case 'D':
+			l.devtools_forward = true;
+			if (optarg && bc_devtools_parse_ports(optarg, &l.devtools_host_port,
+							      &l.devtools_sandbox_port) < 0)
+				return errorf(BC_EXIT_LAUNCHER, "--devtools-forward=%s: expected HOST:SANDBOX, "
+					      "two ports (HOST 0 for any free one, SANDBOX 1 to 65535)", optarg);
+			break;
 		case 'S': assignment_path = optarg; break;
 		case 'M': template_name = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -163,6 +171,16 @@ static int cmd_run(int argc, char **argv)
 	if (optind >= argc)
 		return errorf(BC_EXIT_LAUNCHER, "run: no command given (browsercage run [OPTION]... -- CMD [ARG]...)");
 	l.argv = argv + optind;
+	/* --devtools-forward without ports: both are the port the command
+	 * line gives Chromium; port 0 would be chosen inside the sandbox. */
+	if (l.devtools_forward && !l.devtools_sandbox_port) {
+		int port = bc_devtools_port_arg(argc - optind, argv + optind);
+		if (port <= 0)
+			return errorf(BC_EXIT_LAUNCHER, "--devtools-forward: the command needs "
+				      "--remote-debugging-port=N with N from 1 to 65535, or say the ports: "
+				      "--devtools-forward=HOST:SANDBOX (browsercage-chromium does)");
+		l.devtools_host_port = l.devtools_sandbox_port = (uint16_t)port;
+	}
 	/* An assignment names the task, the profile and the policy; what the
 	 * command line says must agree with it. */
 	if (assignment_path) {

@@ -6,7 +6,8 @@
 # that starts python3's http.server on the sandbox's own loopback
 # (127.0.0.1:8123) and then execs the real Chromium.
 #
-# Checked: the command line the wrapper builds (fds, profile, flags, leases);
+# Checked: the command line the wrapper builds (fds, profile, flags, leases,
+# the DevTools port inside);
 # Playwright launch/goto/screenshot and chrome://sandbox with both of
 # Chromium's layers on although Playwright passed --no-sandbox; Puppeteer
 # over its default port transport (and with the port taken on the host);
@@ -95,6 +96,12 @@ for who in root "$TEST_USER"; do
 	check "$who: chromium_no_sandbox = yes keeps --no-sandbox" grep -qx 'arg: --no-sandbox' <<<"$out"
 	check "$who: without --user-data-dir the ephemeral profile is Chromium's" \
 		grep -qx 'arg: --user-data-dir=/home/sandbox/profile' <<<"$out"
+	out=$(as "$who" env BROWSERCAGE_POLICY="$SHOW" "$WRAPPER" --remote-debugging-port=0 2>"$SCRATCH/err")
+	check "$who: port 0: Chromium gets the fixed port 9222 inside, once" \
+		eval "[ \"\$(grep -c '^arg: --remote-debugging-port' <<<'$out')\" = 1 ] && grep -qx 'arg: --remote-debugging-port=9222' <<<'$out'"
+	out=$(as "$who" env BROWSERCAGE_POLICY="$SHOW" "$WRAPPER" --remote-debugging-port=0 --remote-debugging-port=9333 2>"$SCRATCH/err")
+	check "$who: port N: Chromium gets N inside (the last one given, as Chromium reads it)" \
+		eval "[ \"\$(grep -c '^arg: --remote-debugging-port' <<<'$out')\" = 1 ] && grep -qx 'arg: --remote-debugging-port=9333' <<<'$out'"
 	out=$(as "$who" env BROWSERCAGE_POLICY="$SHOW" "$WRAPPER" 3</dev/null 4</dev/null 2>/dev/null)
 	check "$who: without --remote-debugging-pipe fds 3 and 4 do not pass" grep -qx 'fds none' <<<"$out"
 	proot=$SCRATCH/profiles-$who
