@@ -83,14 +83,160 @@ def commands():
                 line = line.replace('"$' + k + '"', shlex.quote(v))
             print(line)
 
-{"security": security, "seccomp": seccomp, "resources": resources,
- "policy": lambda: policy(sys.argv[3]), "commands": commands}[sys.argv[2]]()
+def load(name):
+    return [d for d in yaml.safe_load_all(open(os.path.join(k8s, name))) if d]
+
+# Pod Security admission, "baseline" at the namespace's version: the
+# controls of Kubernetes' pod-security-admission (policy/check_*.go) that a
+# pod spec can trip, as that version defines them.
+BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                 "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+                "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+                "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+                "net.ipv4.tcp_keepalive_probes"}
+
+def baseline(spec, version, where):
+    errs = []
+    minor = int(version.lstrip("v").split(".")[1])
+    for k in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(k):
+            errs.append(k)
+    for v in spec.get("volumes", []):
+        if "hostPath" in v:
+            errs.append("hostPath volume " + v["name"])
+    psc = spec.get("securityContext", {})
+    for s in psc.get("sysctls", []):
+        if s["name"] not in SAFE_SYSCTLS:
+            errs.append("sysctl " + s["name"])
+    def profiles(sc, who):
+        aa = sc.get("appArmorProfile", {}).get("type")
+        if aa not in (None, "RuntimeDefault", "Localhost"):
+            errs.append(who + ": appArmorProfile " + aa)
+        sp = sc.get("seccompProfile", {}).get("type")
+        if sp == "Unconfined":
+            errs.append(who + ": seccompProfile Unconfined")
+        se = sc.get("seLinuxOptions", {})
+        if se.get("user") or se.get("role") or se.get("type") not in (None, "", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"):
+            errs.append(who + ": seLinuxOptions")
+    profiles(psc, "pod")
+    for c in spec.get("initContainers", []) + spec.get("containers", []):
+        sc = c.get("securityContext", {})
+        profiles(sc, c["name"])
+        if sc.get("privileged"):
+            errs.append(c["name"] + ": privileged")
+        for cap in sc.get("capabilities", {}).get("add", []):
+            if cap not in BASELINE_CAPS:
+                errs.append(c["name"] + ": capability " + cap)
+        for port in c.get("ports", []):
+            if port.get("hostPort"):
+                errs.append(c["name"] + ": hostPort")
+        pm = sc.get("procMount", "Default")
+        if pm != "Default" and not (minor >= 35 and spec.get("hostUsers") is False):
+            errs.append(c["name"] + ": procMount " + pm + " (baseline allows it only with hostUsers: false, from v1.35)")
+    need(not errs, where + ": Pod Security baseline " + version + " forbids: " + "; ".join(errs))
+
+def admission():
+    ns = {d["metadata"]["name"]: d for d in load("namespace.yaml") if d["kind"] == "Namespace"}
+    for d in (job, cm):
+        need(d["metadata"].get("namespace") in ns, d["kind"] + ": in the shipped namespace")
+    labels = ns[job["metadata"]["namespace"]]["metadata"]["labels"]
+    need(labels.get("pod-security.kubernetes.io/enforce") == "baseline", "namespace enforces baseline")
+    baseline(pod, labels["pod-security.kubernetes.io/enforce-version"], "Job")
+    # What the Job names on the node is what node-setup.yaml installs.
+    setup = {d["kind"]: d for d in load("node-setup.yaml")}
+    script = setup["DaemonSet"]["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    sp = pod["securityContext"]["seccompProfile"]["localhostProfile"]
+    need("/host/var/lib/kubelet/seccomp/" + sp in script, "node-setup installs the Job's seccomp profile " + sp)
+    aa = pod["securityContext"]["appArmorProfile"]
+    need(aa["type"] == "Localhost", "Job: a Localhost AppArmor profile")
+    prof = open(os.path.join(k8s, "apparmor", aa["localhostProfile"])).read()
+    need(("profile " + aa["localhostProfile"] + " ") in prof, "the AppArmor file defines profile " + aa["localhostProfile"])
+    need("/host/etc/apparmor.d/" + aa["localhostProfile"] in script, "node-setup installs that AppArmor profile")
+    for k, v in pod["nodeSelector"].items():
+        need('\\"%s\\":\\"' % k in script, "node-setup sets the label " + k)
+    ps = setup["Namespace"]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+    need(ps == "privileged", "node-setup runs in a namespace of its own at privileged")
+    np = [d for d in load("networkpolicy.yaml") if d["kind"] == "NetworkPolicy"][0]
+    need(np["metadata"]["namespace"] == job["metadata"]["namespace"], "NetworkPolicy: the Job's namespace")
+    need(all(job["spec"]["template"]["metadata"]["labels"].get(k) == v
+             for k, v in np["spec"]["podSelector"]["matchLabels"].items()), "NetworkPolicy selects the Job's pods")
+    need(np["spec"]["ingress"] == [] and "Ingress" in np["spec"]["policyTypes"], "NetworkPolicy: no ingress")
+    blocks = [b["ipBlock"] for e in np["spec"]["egress"] for b in e.get("to", []) if "ipBlock" in b]
+    need(all("169.254.0.0/16" in b.get("except", []) for b in blocks), "NetworkPolicy: metadata range excepted")
+
+def selftest():
+    # The admission check itself refuses what baseline forbids.
+    bad = json.loads(json.dumps(pod))
+    bad["securityContext"]["appArmorProfile"] = {"type": "Unconfined"}
+    try:
+        baseline(bad, "v1.35", "Unconfined")
+    except SystemExit as e:
+        print(e)
+    else:
+        sys.exit("baseline accepted appArmorProfile Unconfined")
+    bad = json.loads(json.dumps(pod))
+    try:
+        baseline(bad, "v1.34", "v1.34")
+    except SystemExit as e:
+        print(e)
+    else:
+        sys.exit("baseline v1.34 accepted procMount Unmasked")
+
+{"security": security, "seccomp": seccomp, "resources": resources, "admission": admission,
+ "selftest": selftest, "policy": lambda: policy(sys.argv[3]), "commands": commands}[sys.argv[2]]()
 PY
 mf() { python3 "$M" "$K8S" "$@"; }
 
 check "manifests: pod and container security settings" mf security
 check "manifests: seccomp profile allows what the launcher needs, denies the rest" mf seccomp
 check "manifests: resources sized for Chromium" mf resources
+check "manifests: Pod Security baseline admits the Job; node set-up, AppArmor, NetworkPolicy wired to it" mf admission
+check "manifests: the baseline check refuses Unconfined AppArmor and procMount before v1.35" mf selftest
+
+# Every manifest against the Kubernetes API schema, unknown fields errors.
+# (node resolves the packages upwards from tests/k8s, as from tests/e2e)
+resolves() { (cd "$top_srcdir/$1" && node -e "for (const p of process.argv.slice(1)) require.resolve(p + '/package.json')" "${@:2}") 2>/dev/null; }
+if command -v node >/dev/null && resolves tests/k8s kubernetes-models @kubernetes/client-node yaml; then
+	check "manifests: valid against the Kubernetes API schema (strict)" \
+		node "$top_srcdir/tests/k8s/validate.mjs" "$K8S"/*.yaml
+	sed 's/hostUsers: false/hostUser: false/' "$K8S/browsercage-job.yaml" >"$SCRATCH/typo.yaml"
+	check "manifests: the validator refuses an unknown field" ! \
+		node "$top_srcdir/tests/k8s/validate.mjs" "$SCRATCH/typo.yaml"
+else
+	fail "manifests: schema validation needs node and npm ci (kubernetes-models)"
+fi
+
+# The pod's AppArmor profile compiles (AppArmor 4 syntax; an older parser
+# is given the same profile without the abi 4.0 userns rule).
+if command -v apparmor_parser >/dev/null; then
+	aa=$K8S/apparmor/browsercage-pod
+	if ! echo 'profile t { userns, }' | apparmor_parser -Q -K --skip-kernel-load >/dev/null 2>&1; then
+		sed -e 's|abi <abi/4.0>,|abi <abi/3.0>,|' -e '/^  userns,$/d' "$aa" >"$SCRATCH/aa"
+		aa=$SCRATCH/aa
+		diag "apparmor_parser $(apparmor_parser --version | sed -n '1s/.* //p') has no userns rule: checked without it"
+	fi
+	check "manifests: the pod's AppArmor profile compiles" apparmor_parser -Q -K --skip-kernel-load "$aa"
+else
+	fail "manifests: apparmor_parser missing (Debian package apparmor)"
+fi
+
+# The image's agent, as the Job runs it, through browsercage-chromium.
+if command -v node >/dev/null && resolves deploy/agent playwright-core; then
+	out=$(cd "$SCRATCH" && BROWSERCAGE_POLICY=$top_srcdir/profiles/offline.ini \
+		BROWSERCAGE_CHROMIUM=$top_builddir/browsercage-chromium \
+		AGENT_URL='data:text/html,<title>agent-ok</title>' timeout 120 node "$top_srcdir/deploy/agent/agent.js" 2>&1)
+	check "the Job's agent drives Chromium through browsercage-chromium" \
+		exited_with $? 0 '"title":"agent-ok"' "$out"
+	out=$(cd "$SCRATCH" && BROWSERCAGE_CHROMIUM=$SCRATCH/none AGENT_URL=file:///x timeout 60 \
+		node "$top_srcdir/deploy/agent/agent.js" 2>&1)
+	check "the agent fails with one line when it cannot start the browser" exited_with $? 1 '^agent: ' "$out"
+else
+	fail "the Job's agent needs node and playwright-core (npm ci)"
+fi
+check "the agent's default executablePath is where the image installs the wrapper" eval \
+	"grep -q \"'/usr/bin/browsercage-chromium'\" '$top_srcdir/deploy/agent/agent.js' &&
+	 grep -q -- '--prefix=/usr ' '$top_srcdir/deploy/Containerfile'"
 POLDIR=$(mf policy "$SCRATCH/agent.ini")
 chmod 644 "$SCRATCH/agent.ini"
 check "manifests: the ConfigMap's policy passes browsercage check" "$BC" check "$SCRATCH/agent.ini"
