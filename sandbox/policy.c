@@ -1086,6 +1086,7 @@ void bc_policy_free(struct bc_policy *p)
 	free(p->allow_private);
 	free(p->dns_upstream);
 	free(p->veth_pool);
+	free(p->host_addrs);
 	free(p->audit_log);
 	free(p->warnings);
 	*p = (struct bc_policy){ 0 };

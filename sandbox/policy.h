@@ -80,6 +80,10 @@ struct bc_policy {
 	struct bc_cidr *veth_pool;           /* IPv4 prefixes veth uplinks take a /30 from;
 					      * none = 10.200.0.0/16 */
 	size_t n_veth_pool;
+	struct bc_cidr *host_addrs;          /* not a key: the launching host's own addresses
+					      * (bc_hostaddr_load), denied whatever the
+					      * policy allows; none until loaded */
+	size_t n_host_addrs;
 
 	/* [limits]; 0 means "no limit" for each */
 	uint64_t memory;                     /* bytes, default 2G */
@@ -139,6 +143,9 @@ bool bc_cidr_overlaps(const struct bc_cidr *a, const struct bc_cidr *b);
  * warning and the firewall keeps them blocked. */
 extern const struct bc_cidr bc_metadata_cidrs[];
 extern const size_t bc_n_metadata_cidrs;
+
+/* The veth_pool of a policy that names none (10.200.0.0/16). */
+extern const struct bc_cidr bc_veth_pool_default;
 
 /* Largest policy file bc_policy_load reads. */
 #define BC_POLICY_MAX_SIZE (1024 * 1024)

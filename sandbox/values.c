@@ -30,6 +30,8 @@ const struct bc_cidr bc_metadata_cidrs[] = {
 };
 const size_t bc_n_metadata_cidrs = ARRAY_SIZE(bc_metadata_cidrs);
 
+const struct bc_cidr bc_veth_pool_default = { .family = AF_INET, .addr = { 10, 200, 0, 0 }, .prefix = 16 };
+
 /* Parse a decimal number of at most 18 digits (no sign, no space). */
 static int parse_digits(const char **s, uint64_t *out)
 {
