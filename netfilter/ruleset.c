@@ -36,21 +36,13 @@ static const char *const private4[] = {
 static const char *const private6[] = {
 	"100::/64", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",   /* :: and ::1: embedded6 */
 };
-/* Every IPv6 prefix that carries an IPv4 address (see bc_ip6_embedded_ipv4):
- * denied whole, whatever the policy says. A browser task has nothing to
- * reach there that it cannot reach over IPv4, where the IPv4 deny sets
- * decide; computing the embedded forms of each denied range instead would
- * miss the forms that are no prefix (a Teredo client's address is stored
- * inverted in the last 32 bits) and NAT64 prefixes of other lengths. */
-static const char *const embedded6[] = {
-	"::/96",              /* IPv4-compatible (deprecated), :: and ::1 inside */
-	"::ffff:0:0/96",      /* IPv4-mapped */
-	"::ffff:0:0:0/96",    /* IPv4-translated (SIIT) */
-	"64:ff9b::/96",       /* NAT64, well-known prefix */
-	"64:ff9b:1::/48",     /* NAT64, local-use prefixes */
-	"2001::/32",          /* Teredo: server in bits 32-63, client inverted in 96-127 */
-	"2002::/16",          /* 6to4: the IPv4 in bits 16-47 */
-};
+/* embedded6 holds bc_embedded6 (policy.h), every IPv6 prefix that carries
+ * an IPv4 address (see bc_ip6_embedded_ipv4), whole, whatever the policy
+ * says. A browser task has nothing to reach there that it cannot reach
+ * over IPv4, where the IPv4 deny sets decide; computing the embedded forms
+ * of each denied range instead would miss the forms that are no prefix (a
+ * Teredo client's address is stored inverted in the last 32 bits) and
+ * NAT64 prefixes of other lengths. */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -387,8 +379,9 @@ int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 			goto fail;
 	}
 	struct bc_rs_set *emb = set_add(rs, "embedded6", AF_INET6, NFT_SET_INTERVAL);
-	if ((ret = set_push_strings(emb, AF_INET6, embedded6, ARRAY_SIZE(embedded6))) < 0)
-		goto fail;
+	for (size_t i = 0; i < bc_n_embedded6; i++)
+		if ((ret = set_push_cidrs(emb, AF_INET6, &bc_embedded6[i].cidr, 1)) < 0)
+			goto fail;
 	for (int f = 0; f < 2; f++) {
 		int family = f ? AF_INET6 : AF_INET;
 		struct bc_rs_set *s = set_add(rs, fam_name[f][1], family, NFT_SET_INTERVAL);

@@ -144,6 +144,18 @@ bool bc_cidr_overlaps(const struct bc_cidr *a, const struct bc_cidr *b);
 extern const struct bc_cidr bc_metadata_cidrs[];
 extern const size_t bc_n_metadata_cidrs;
 
+/* The IPv6 prefixes that embed an IPv4 address (IPv4-compatible ::/96,
+ * -mapped ::ffff:0:0/96, -translated ::ffff:0:0:0/96, NAT64 64:ff9b::/96
+ * and 64:ff9b:1::/48, Teredo 2001::/32, 6to4 2002::/16), each with the
+ * name of its form. The ruleset refuses them whole, whatever the policy
+ * says; an allow list naming a CIDR inside one is an error. */
+struct bc_embedded6 {
+	struct bc_cidr cidr;
+	const char *form;
+};
+extern const struct bc_embedded6 bc_embedded6[];
+extern const size_t bc_n_embedded6;
+
 /* The veth_pool of a policy that names none (10.200.0.0/16). */
 extern const struct bc_cidr bc_veth_pool_default;
 
