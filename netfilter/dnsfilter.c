@@ -101,7 +101,6 @@ struct filter {
 	struct bc_cidr up[MAX_UPSTREAM];
 	size_t n_up;
 	struct bc_ruleset rs;
-	const struct bc_rs_set *deny[2][3];  /* [v4, v6][metadata, deny_private, open_private] */
 	struct bc_ratelimit rl;
 	uint64_t rl_count, rl_logged_ms;
 	struct conn conns[MAX_CONNS];
@@ -120,24 +119,15 @@ static uint64_t now_ms(void)
 
 /* ---- the deny sets (the firewall's own, from bc_ruleset_build) ------------- */
 
-static bool set_has(const struct bc_rs_set *s, const uint8_t *a)
-{
-	for (size_t i = 0; s && i < s->n_ranges; i++)
-		if (memcmp(s->ranges[i].lo, a, s->key_len) <= 0 &&
-		    memcmp(a, s->ranges[i].hi, s->key_len) <= 0)
-			return true;
-	return false;
-}
-
-/* Would the firewall reject this address before the allow sets? Then an
- * answer pointing there is rebinding: drop it. */
+/* Would the firewall reject this address before the allow sets (the
+ * metadata, host and embedded sets, an unopened private range, or an IPv4
+ * address an IPv6 one embeds)? Then an answer pointing there is
+ * rebinding: drop it. */
 static bool addr_denied(int family, const uint8_t *addr, void *ctx)
 {
 	const struct filter *f = ctx;
-	int v = family == AF_INET6;
 
-	return set_has(f->deny[v][0], addr) ||
-	       (set_has(f->deny[v][1], addr) && !set_has(f->deny[v][2], addr));
+	return bc_ruleset_denies(&f->rs, family, addr);
 }
 
 /* ---- audit ------------------------------------------------------------------ */
@@ -880,9 +870,9 @@ static int upstream_choose(const struct bc_policy *p, struct bc_cidr *out, size_
 int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *ready_fd, int *fds_fd,
 		       struct bc_error *err)
 {
-	static const char *const names[2][3] = {
-		{ "metadata4", "deny_private4", "open_private4" },
-		{ "metadata6", "deny_private6", "open_private6" },
+	static const char *const deny_sets[] = {
+		"metadata4", "metadata6", "host4", "host6", "embedded6", "deny_private4",
+		"deny_private6", "open_private4", "open_private6",
 	};
 	_cleanup_free_ struct filter *f = calloc(1, sizeof *f);
 	int pipefd[2], r;
@@ -911,10 +901,10 @@ int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *read
 		bc_dns_allow_free(&f->allow);
 		return bc_error_errno(err, -r, "DNS filter: build the deny sets");
 	}
-	for (int v = 0; v < 2; v++)
-		for (int k = 0; k < 3; k++)
-			f->deny[v][k] = bc_ruleset_set(&f->rs, names[v][k]);
-	if (!f->deny[0][0] || !f->deny[1][0] || !f->deny[0][1] || !f->deny[1][1]) {
+	bool have = true;
+	for (size_t k = 0; k < ARRAY_SIZE(deny_sets); k++)
+		have = have && bc_ruleset_set(&f->rs, deny_sets[k]);
+	if (!have) {
 		bc_ruleset_free(&f->rs);
 		bc_dns_allow_free(&f->allow);
 		return bc_error_set(err, EINVAL, "DNS filter: the ruleset has no deny sets");

@@ -220,21 +220,15 @@ static int set_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* Send one dump request and run cb on every answer until NLMSG_DONE. */
-static int nl_dump(int fd, uint16_t type, const struct nftnl_set *elems_of, mnl_cb_t cb,
-		   void *data)
+int bc_nl_dump(int fd, struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
 	_cleanup_free_ char *buf = calloc(1, RECV_BUF);
-	uint32_t seq = (uint32_t)time(NULL);
+	uint32_t seq = req->nlmsg_seq;
 	int ret;
 
 	if (!buf)
 		return -ENOMEM;
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET,
-						     NLM_F_DUMP | NLM_F_ACK, seq);
-	if (elems_of)
-		nftnl_set_elems_nlmsg_build_payload(nlh, (struct nftnl_set *)elems_of);
-	if ((ret = nl_send(fd, buf, nlh->nlmsg_len)) < 0)
+	if ((ret = nl_send(fd, req, req->nlmsg_len)) < 0)
 		return ret;
 	for (int round = 0; round < 100000; round++) {
 		ssize_t n = recv(fd, buf, RECV_BUF, 0);
@@ -249,6 +243,19 @@ static int nl_dump(int fd, uint16_t type, const struct nftnl_set *elems_of, mnl_
 			return 0;
 	}
 	return -EPROTO;
+}
+
+/* Send one nf_tables dump request and run cb on every answer until
+ * NLMSG_DONE. */
+static int nl_dump(int fd, uint16_t type, const struct nftnl_set *elems_of, mnl_cb_t cb,
+		   void *data)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(req, type, NFPROTO_INET,
+						     NLM_F_DUMP | NLM_F_ACK, (uint32_t)time(NULL));
+	if (elems_of)
+		nftnl_set_elems_nlmsg_build_payload(nlh, (struct nftnl_set *)elems_of);
+	return bc_nl_dump(fd, nlh, cb, data);
 }
 
 /* One element as the kernel reports it: key (big-endian, as two host-order

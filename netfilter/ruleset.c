@@ -26,17 +26,23 @@
 const char *const bc_rs_chains[2] = { "input", "output" };
 
 /* Denied unless the policy's allow_private opens part of them. Entries
- * inside another one (255.255.255.255 in 240/4, ::/128 and ::1/128 in
- * ::/96) are merged away by the normaliser; they are listed for the record. */
+ * inside another one (255.255.255.255 in 240/4) are merged away by the
+ * normaliser; they are listed for the record. */
 static const char *const private4[] = {
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
 	"172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4",
 	"240.0.0.0/4", "255.255.255.255/32",
 };
 static const char *const private6[] = {
-	"::/128", "::1/128", "::ffff:0:0/96", "::/96", "64:ff9b::/96", "64:ff9b:1::/48",
-	"2002::/16", "100::/64", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+	"100::/64", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",   /* :: and ::1: embedded6 */
 };
+/* embedded6 holds bc_embedded6 (policy.h), every IPv6 prefix that carries
+ * an IPv4 address (see bc_ip6_embedded_ipv4), whole, whatever the policy
+ * says. A browser task has nothing to reach there that it cannot reach
+ * over IPv4, where the IPv4 deny sets decide; computing the embedded forms
+ * of each denied range instead would miss the forms that are no prefix (a
+ * Teredo client's address is stored inverted in the last 32 bits) and
+ * NAT64 prefixes of other lengths. */
 
 /* ---- ranges ------------------------------------------------------------ */
 
@@ -221,28 +227,87 @@ static int set_push_strings(struct bc_rs_set *s, int family, const char *const *
 	return 0;
 }
 
-/* The IPv6 forms of an IPv4 metadata address: ::ffff:a.b.c.d,
- * 64:ff9b::a.b.c.d and 2002:aabb:ccdd::/48. */
+/* The IPv6 forms of an IPv4 metadata address that are one prefix each:
+ * ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated), 64:ff9b::a.b.c.d
+ * (NAT64), 2002:aabb:ccdd::/48 (6to4) and 2001:0:aabb:ccdd::/64 (Teredo
+ * with it as the server). The set embedded6 holds all of these prefixes
+ * anyway; these make the log say "bc-metadata" for them. */
 static int set_push_embedded(struct bc_rs_set *s, const struct bc_cidr *c4)
 {
-	struct bc_cidr c = { .family = AF_INET6 };
+	static const struct { uint8_t head[4]; unsigned at, prefix; } forms[] = {
+		{ { 0, 0, 0, 0 }, 12, 128 },         /* ::ffff:a.b.c.d, bytes 10-11 below */
+		{ { 0, 0, 0, 0 }, 12, 128 },         /* ::ffff:0:a.b.c.d, bytes 8-9 below */
+		{ { 0, 0x64, 0xff, 0x9b }, 12, 128 },
+		{ { 0x20, 0x02, 0, 0 }, 2, 48 },
+		{ { 0x20, 0x01, 0, 0 }, 4, 64 },
+	};
 	int ret;
 
-	c.prefix = 128;
-	c.addr[10] = c.addr[11] = 0xff;
-	memcpy(c.addr + 12, c4->addr, 4);
-	if ((ret = set_push_cidrs(s, AF_INET6, &c, 1)) < 0)
-		return ret;
-	memset(c.addr, 0, 16);
-	c.addr[1] = 0x64, c.addr[2] = 0xff, c.addr[3] = 0x9b;
-	memcpy(c.addr + 12, c4->addr, 4);
-	if ((ret = set_push_cidrs(s, AF_INET6, &c, 1)) < 0)
-		return ret;
-	memset(c.addr, 0, 16);
-	c.addr[0] = 0x20, c.addr[1] = 0x02;
-	memcpy(c.addr + 2, c4->addr, 4);
-	c.prefix = 48;
-	return set_push_cidrs(s, AF_INET6, &c, 1);
+	for (size_t i = 0; i < ARRAY_SIZE(forms); i++) {
+		struct bc_cidr c = { .family = AF_INET6, .prefix = (uint8_t)forms[i].prefix };
+		memcpy(c.addr, forms[i].head, 4);
+		if (i == 0)
+			c.addr[10] = c.addr[11] = 0xff;
+		if (i == 1)
+			c.addr[8] = c.addr[9] = 0xff;
+		memcpy(c.addr + forms[i].at, c4->addr, 4);
+		if ((ret = set_push_cidrs(s, AF_INET6, &c, 1)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+size_t bc_ip6_embedded_ipv4(const uint8_t a[16], uint8_t out[][4], size_t max)
+{
+	static const uint8_t zero[12];
+	size_t n = 0;
+
+#define PUT(src, inv) do { \
+		if (n < max) \
+			for (int k_ = 0; k_ < 4; k_++) \
+				out[n][k_] = (uint8_t)((src)[k_] ^ ((inv) ? 0xff : 0)); \
+		n++; \
+	} while (0)
+	if (memcmp(a, zero, 10) == 0 && ((a[10] == 0xff && a[11] == 0xff) ||   /* mapped */
+					 (a[10] == 0 && a[11] == 0)))          /* compatible */
+		PUT(a + 12, false);
+	else if (memcmp(a, zero, 8) == 0 && a[8] == 0xff && a[9] == 0xff && a[10] == 0 && a[11] == 0)
+		PUT(a + 12, false);                                            /* translated */
+	else if (a[0] == 0 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b &&
+		 memcmp(a + 4, zero, 8) == 0)
+		PUT(a + 12, false);                                            /* NAT64 /96 */
+	else if (a[0] == 0 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b && a[4] == 0 && a[5] == 1) {
+		/* NAT64 local-use 64:ff9b:1::/48 with an RFC 6052 prefix of /48,
+		 * /56, /64 or /96 (bits 64-71 are zero; the IPv4 skips them) */
+		uint8_t v[4];
+		memcpy(v, a + 6, 2), v[2] = a[9], v[3] = a[10];
+		PUT(v, false);                                                 /* /48 */
+		v[0] = a[7], v[1] = a[9], v[2] = a[10], v[3] = a[11];
+		PUT(v, false);                                                 /* /56 */
+		memcpy(v, a + 9, 4);
+		PUT(v, false);                                                 /* /64 */
+		PUT(a + 12, false);                                            /* /96 */
+	} else if (a[0] == 0x20 && a[1] == 0x02) {
+		PUT(a + 2, false);                                             /* 6to4 */
+	} else if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) {
+		PUT(a + 4, false);                                             /* Teredo server */
+		PUT(a + 12, true);                                             /* Teredo client */
+	}
+#undef PUT
+	return n;
+}
+
+/* The host's own addresses as the launcher found them, and every veth
+ * pool (the policy's and the default one: other sandboxes' slots, whose
+ * host ends are addresses of the host too). */
+static int set_push_host(struct bc_rs_set *s, const struct bc_policy *p, int family)
+{
+	int ret = set_push_cidrs(s, family, p->host_addrs, p->n_host_addrs);
+	if (ret == 0)
+		ret = set_push_cidrs(s, family, &bc_veth_pool_default, 1);
+	if (ret == 0)
+		ret = set_push_cidrs(s, family, p->veth_pool, p->n_veth_pool);
+	return ret;
 }
 
 /* ---- the model --------------------------------------------------------- */
@@ -299,7 +364,7 @@ int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 		int family = f ? AF_INET6 : AF_INET;
 		struct bc_rs_set *s = set_add(rs, fam_name[f][0], family, NFT_SET_INTERVAL);
 		/* bc_metadata_cidrs (policy.h); the IPv4 ones are also denied in
-		 * their IPv4-mapped, NAT64 and 6to4 IPv6 forms */
+		 * their IPv6 forms that are one prefix (set_push_embedded) */
 		ret = set_push_cidrs(s, family, bc_metadata_cidrs, bc_n_metadata_cidrs);
 		for (size_t i = 0; ret == 0 && f == 1 && i < bc_n_metadata_cidrs; i++)
 			if (bc_metadata_cidrs[i].family == AF_INET)
@@ -307,6 +372,16 @@ int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 		if (ret < 0)
 			goto fail;
 	}
+	for (int f = 0; f < 2; f++) {
+		struct bc_rs_set *s = set_add(rs, f ? "host6" : "host4", f ? AF_INET6 : AF_INET,
+					      NFT_SET_INTERVAL);
+		if ((ret = set_push_host(s, p, f ? AF_INET6 : AF_INET)) < 0)
+			goto fail;
+	}
+	struct bc_rs_set *emb = set_add(rs, "embedded6", AF_INET6, NFT_SET_INTERVAL);
+	for (size_t i = 0; i < bc_n_embedded6; i++)
+		if ((ret = set_push_cidrs(emb, AF_INET6, &bc_embedded6[i].cidr, 1)) < 0)
+			goto fail;
 	for (int f = 0; f < 2; f++) {
 		int family = f ? AF_INET6 : AF_INET;
 		struct bc_rs_set *s = set_add(rs, fam_name[f][1], family, NFT_SET_INTERVAL);
@@ -373,6 +448,12 @@ int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 		rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][0], false);
 	}
 	for (int f = 0; f < 2; f++) {
+		r = rule_add(rs, "output", f ? "host6" : "host4", "bc-host", BC_V_REJECT_ADMIN);
+		rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, f ? "host6" : "host4", false);
+	}
+	r = rule_add(rs, "output", "embedded6", "bc-embedded", BC_V_REJECT_ADMIN);
+	rule_match(r, BC_M_DADDR, AF_INET6, "embedded6", false);
+	for (int f = 0; f < 2; f++) {
 		r = rule_add(rs, "output", fam_name[f][5], "bc-private", BC_V_REJECT_ADMIN);
 		rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][1], false);
 		rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][2], true);
@@ -412,6 +493,42 @@ const struct bc_rs_set *bc_ruleset_set(const struct bc_ruleset *rs, const char *
 		if (strcmp(rs->sets[i].name, name) == 0)
 			return &rs->sets[i];
 	return NULL;
+}
+
+static bool set_has(const struct bc_rs_set *s, const uint8_t *a)
+{
+	for (size_t i = 0; s && i < s->n_ranges; i++)
+		if (memcmp(s->ranges[i].lo, a, s->key_len) <= 0 &&
+		    memcmp(a, s->ranges[i].hi, s->key_len) <= 0)
+			return true;
+	return false;
+}
+
+static bool denies4(const struct bc_ruleset *rs, const uint8_t *a)
+{
+	return set_has(bc_ruleset_set(rs, "metadata4"), a) || set_has(bc_ruleset_set(rs, "host4"), a) ||
+	       (set_has(bc_ruleset_set(rs, "deny_private4"), a) &&
+		!set_has(bc_ruleset_set(rs, "open_private4"), a));
+}
+
+bool bc_ruleset_denies(const struct bc_ruleset *rs, int family, const uint8_t *addr)
+{
+	uint8_t v4[4][4];
+
+	if (rs->none)
+		return true;
+	if (family == AF_INET)
+		return denies4(rs, addr);
+	if (set_has(bc_ruleset_set(rs, "metadata6"), addr) || set_has(bc_ruleset_set(rs, "host6"), addr) ||
+	    set_has(bc_ruleset_set(rs, "embedded6"), addr) ||
+	    (set_has(bc_ruleset_set(rs, "deny_private6"), addr) &&
+	     !set_has(bc_ruleset_set(rs, "open_private6"), addr)))
+		return true;
+	size_t n = bc_ip6_embedded_ipv4(addr, v4, ARRAY_SIZE(v4));
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(v4); i++)
+		if (denies4(rs, v4[i]))
+			return true;
+	return false;
 }
 
 /* ---- text -------------------------------------------------------------- */

@@ -15,6 +15,13 @@
  *   dns           any other port 53/853, tcp or udp: log, reject
  *   quic          udp dport 443: log, reject (absent when allow_quic)
  *   metadata4/6   @metadata4/6: log, reject; no policy key changes them
+ *   host4/6       @host4/6: the launching host's own addresses (every
+ *                 interface, policy->host_addrs) and every veth pool
+ *                 subnet: log "bc-host", reject; no policy key opens them
+ *   embedded6     @embedded6: every IPv6 prefix that embeds an IPv4
+ *                 address (mapped, compatible, translated, NAT64, 6to4,
+ *                 Teredo): log "bc-embedded", reject; no policy key opens
+ *                 it (allow_private opens an IPv4 range over IPv4 only)
  *   private4/6    @deny_private4/6 and not @open_private4/6: log, reject.
  *                 open_private4/6 hold allow_private; opening a range only
  *                 lifts this deny: its addresses still need allow_cidrs or
@@ -34,7 +41,8 @@
  *   refused       log "bc-refused", reject with icmpx admin-prohibited
  * Input chain: lo, established, ndp; policy drop on both.
  * Log actions go to NFLOG group BC_NFT_LOG_GROUP with prefixes "bc-dns",
- * "bc-quic", "bc-metadata", "bc-private", "bc-refused". */
+ * "bc-quic", "bc-metadata", "bc-host", "bc-embedded", "bc-private",
+ * "bc-refused". */
 #pragma once
 
 #include <stdbool.h>
@@ -100,7 +108,7 @@ struct bc_rs_rule {
 
 struct bc_ruleset {
 	bool none;                   /* net mode none: no table at all */
-	struct bc_rs_set sets[16];
+	struct bc_rs_set sets[20];
 	size_t n_sets;
 	struct bc_rs_rule rules[32];
 	size_t n_rules;
@@ -117,6 +125,22 @@ void bc_ruleset_free(struct bc_ruleset *rs);
 
 /* Look a set up by name; NULL if absent. */
 const struct bc_rs_set *bc_ruleset_set(const struct bc_ruleset *rs, const char *name);
+
+/* Would the output chain reject a connection to addr (4 or 16 bytes,
+ * network order) before any allow set is consulted: the metadata, host and
+ * embedded6 sets, or a private range the policy did not open? For IPv6,
+ * also when an IPv4 address it embeds (bc_ip6_embedded_ipv4) would be
+ * rejected. The DNS filter drops answers this says yes to (rebinding). */
+bool bc_ruleset_denies(const struct bc_ruleset *rs, int family, const uint8_t *addr);
+
+/* The IPv4 addresses the IPv6 address a carries, for every form that
+ * embeds one: IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96,
+ * IPv4-translated ::ffff:0:0:0/96, NAT64 64:ff9b::/96, NAT64 local-use
+ * 64:ff9b:1::/48 (one candidate for each RFC 6052 prefix length that fits:
+ * /48, /56, /64, /96), 6to4 2002::/16 (bits 16-47) and Teredo 2001::/32
+ * (the server in bits 32-63, the client in bits 96-127 inverted). Writes
+ * up to max of them to out and returns how many there are (0: none). */
+size_t bc_ip6_embedded_ipv4(const uint8_t a[16], uint8_t out[][4], size_t max);
 
 /* Print the ruleset p leads to exactly as `nft list ruleset` prints it once
  * bc_nft_commit has installed it. For net_mode none prints one comment line

@@ -732,9 +732,8 @@ static int slot_clean(int rtfd, int nftfd, uint32_t net, struct bc_error *err)
 
 static const struct bc_cidr *pools_of(const struct bc_policy *p, size_t *n)
 {
-	static const struct bc_cidr def = { .family = AF_INET, .addr = { 10, 200, 0, 0 }, .prefix = 16 };
 	*n = p->n_veth_pool ? p->n_veth_pool : 1;
-	return p->n_veth_pool ? p->veth_pool : &def;
+	return p->n_veth_pool ? p->veth_pool : &bc_veth_pool_default;
 }
 
 static bool pool_ok(const struct bc_cidr *c)

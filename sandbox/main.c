@@ -15,6 +15,7 @@
 #include "doctor.h"
 #include "devtools.h"
 #include "launch.h"
+#include "hostaddr.h"
 #include "lease.h"
 #include "policy.h"
 #include "ruleset.h"
@@ -212,6 +213,13 @@ static int cmd_run(int argc, char **argv)
 		return errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
 	}
 	l.policy = &p;
+	/* the host's own addresses, denied in the sandbox's ruleset and in
+	 * its DNS answers: read here, in the host's netns, before anything
+	 * builds the ruleset */
+	if (p.net_mode == BC_NET_FILTERED && bc_hostaddr_load(&p, &err) < 0) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s; nothing started", err.msg);
+		goto out;
+	}
 	root = profile_root ? profile_root : p.profile_root;
 	if (assignment_path && bc_assign_check(&asg, &p, &err) < 0) {
 		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
@@ -419,7 +427,13 @@ static int cmd_explain(int argc, char **argv)
 	print_warnings(&p, argv[1]);
 	printf("# Effective policy %s (sha256 %s), defaults included\n", argv[1], p.sha256);
 	bc_policy_print(&p, stdout);
-	printf("\n# nftables ruleset installed in the sandbox's network namespace\n");
+	if (p.net_mode == BC_NET_FILTERED && bc_hostaddr_load(&p, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		bc_policy_free(&p);
+		return BC_EXIT_LAUNCHER;
+	}
+	printf("\n# nftables ruleset installed in the sandbox's network namespace\n"
+	       "# (host4/host6: this host's own addresses now, and the veth pools)\n");
 	int r = bc_ruleset_print(&p, stdout);
 	bc_policy_free(&p);
 	return r < 0 ? BC_EXIT_LAUNCHER : 0;

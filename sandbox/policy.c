@@ -589,6 +589,11 @@ static int check_cidr(struct parser *st, const struct key *k, const char *v, str
 		return fail(st, "%s: %s is listed twice", k->name, text);
 	if (k->flags & CIDR_NO_METADATA)
 		r = check_metadata(st, k, c, text);
+	for (size_t i = 0; r >= 0 && (k->flags & CIDR_NO_METADATA) && i < bc_n_embedded6; i++)
+		if (bc_cidr_contains(&bc_embedded6[i].cidr, c))
+			return fail(st, "%s: %s is in the %s prefix, whose IPv6 forms of IPv4 addresses "
+				    "are always refused: write the IPv4 form", k->name, text,
+				    bc_embedded6[i].form);
 	if (r >= 0 && (k->flags & CIDR_WARN_WIDE) && c->prefix < (c->family == AF_INET ? 8 : 32))
 		r = warn(st, st->line, "%s: %s is wider than /%d", k->name, text,
 			 c->family == AF_INET ? 8 : 32);
@@ -1086,6 +1091,7 @@ void bc_policy_free(struct bc_policy *p)
 	free(p->allow_private);
 	free(p->dns_upstream);
 	free(p->veth_pool);
+	free(p->host_addrs);
 	free(p->audit_log);
 	free(p->warnings);
 	*p = (struct bc_policy){ 0 };

@@ -80,6 +80,10 @@ struct bc_policy {
 	struct bc_cidr *veth_pool;           /* IPv4 prefixes veth uplinks take a /30 from;
 					      * none = 10.200.0.0/16 */
 	size_t n_veth_pool;
+	struct bc_cidr *host_addrs;          /* not a key: the launching host's own addresses
+					      * (bc_hostaddr_load), denied whatever the
+					      * policy allows; none until loaded */
+	size_t n_host_addrs;
 
 	/* [limits]; 0 means "no limit" for each */
 	uint64_t memory;                     /* bytes, default 2G */
@@ -139,6 +143,21 @@ bool bc_cidr_overlaps(const struct bc_cidr *a, const struct bc_cidr *b);
  * warning and the firewall keeps them blocked. */
 extern const struct bc_cidr bc_metadata_cidrs[];
 extern const size_t bc_n_metadata_cidrs;
+
+/* The IPv6 prefixes that embed an IPv4 address (IPv4-compatible ::/96,
+ * -mapped ::ffff:0:0/96, -translated ::ffff:0:0:0/96, NAT64 64:ff9b::/96
+ * and 64:ff9b:1::/48, Teredo 2001::/32, 6to4 2002::/16), each with the
+ * name of its form. The ruleset refuses them whole, whatever the policy
+ * says; an allow list naming a CIDR inside one is an error. */
+struct bc_embedded6 {
+	struct bc_cidr cidr;
+	const char *form;
+};
+extern const struct bc_embedded6 bc_embedded6[];
+extern const size_t bc_n_embedded6;
+
+/* The veth_pool of a policy that names none (10.200.0.0/16). */
+extern const struct bc_cidr bc_veth_pool_default;
 
 /* Largest policy file bc_policy_load reads. */
 #define BC_POLICY_MAX_SIZE (1024 * 1024)

@@ -30,6 +30,24 @@ const struct bc_cidr bc_metadata_cidrs[] = {
 };
 const size_t bc_n_metadata_cidrs = ARRAY_SIZE(bc_metadata_cidrs);
 
+/* Every IPv6 prefix that carries an IPv4 address: refused whole by the
+ * ruleset (set embedded6), never accepted in an allow list. */
+const struct bc_embedded6 bc_embedded6[] = {
+	{ { .family = AF_INET6, .prefix = 96 }, "IPv4-compatible" },             /* ::/96 */
+	{ { .family = AF_INET6, .addr = { [10] = 0xff, [11] = 0xff }, .prefix = 96 },
+	  "IPv4-mapped" },                                                          /* ::ffff:0:0/96 */
+	{ { .family = AF_INET6, .addr = { [8] = 0xff, [9] = 0xff }, .prefix = 96 },
+	  "IPv4-translated" },                                                      /* ::ffff:0:0:0/96 */
+	{ { .family = AF_INET6, .addr = { 0, 0x64, 0xff, 0x9b }, .prefix = 96 }, "NAT64" },
+	{ { .family = AF_INET6, .addr = { 0, 0x64, 0xff, 0x9b, 0, 1 }, .prefix = 48 },
+	  "NAT64 local-use" },                                                      /* 64:ff9b:1::/48 */
+	{ { .family = AF_INET6, .addr = { 0x20, 0x01 }, .prefix = 32 }, "Teredo" }, /* 2001::/32 */
+	{ { .family = AF_INET6, .addr = { 0x20, 0x02 }, .prefix = 16 }, "6to4" },   /* 2002::/16 */
+};
+const size_t bc_n_embedded6 = ARRAY_SIZE(bc_embedded6);
+
+const struct bc_cidr bc_veth_pool_default = { .family = AF_INET, .addr = { 10, 200, 0, 0 }, .prefix = 16 };
+
 /* Parse a decimal number of at most 18 digits (no sign, no space). */
 static int parse_digits(const char **s, uint64_t *out)
 {

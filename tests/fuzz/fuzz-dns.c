@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "dns.h"
+#include "ruleset.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,12 +29,28 @@ static uint8_t out[65536];
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "invariant failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); abort(); } } while (0)
 
+static bool fuzz_denied4(const uint8_t *a)
+{
+	return a[0] == 10 || a[0] == 127 || (a[0] == 169 && a[1] == 254);
+}
+
+/* As the filter's own check: an IPv6 address is also denied for the IPv4
+ * addresses it embeds (bc_ip6_embedded_ipv4 runs on every AAAA answer). */
 static bool fuzz_denied(int family, const uint8_t *a, void *ctx)
 {
+	uint8_t v4[4][4];
+
 	(void)ctx;
 	if (family == AF_INET)
-		return a[0] == 10 || a[0] == 127 || (a[0] == 169 && a[1] == 254);
-	return a[0] == 0xfd || a[0] == 0 || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
+		return fuzz_denied4(a);
+	if (a[0] == 0xfd || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
+		return true;
+	size_t n = bc_ip6_embedded_ipv4(a, v4, 4);
+	CHECK(n <= 4);
+	for (size_t i = 0; i < n; i++)
+		if (fuzz_denied4(v4[i]))
+			return true;
+	return a[0] == 0;
 }
 
 static void reparse(int n)

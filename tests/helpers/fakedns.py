@@ -20,6 +20,12 @@ reached it. Names (case-insensitive; everything else is NXDOMAIN):
     exact.test              A 203.0.113.14
     refused.test            A 203.0.113.20
     bench.test              A 203.0.113.15 (the benchmark's name)
+    host.ok.test            A 203.0.113.7 (tests/attacks/hostreach.sh: an address
+                            of the launcher's host)
+    vethhost.ok.test        A 10.251.0.1 (there: the host end of a veth slot)
+    mapped.ok.test, translated.ok.test, compat.ok.test, nat64.ok.test,
+    nat64local.ok.test, sixtofour.ok.test, teredo.ok.test,
+    teredoclient.ok.test    AAAA: 169.254.169.254 embedded in each IPv6 form
 """
 import socket
 import struct
@@ -43,6 +49,16 @@ ZONE = {
     ("exact.test", A): [(300, "203.0.113.14")],
     ("refused.test", A): [(300, "203.0.113.20")],
     ("bench.test", A): [(300, "203.0.113.15")],
+    ("host.ok.test", A): [(300, "203.0.113.7")],
+    ("vethhost.ok.test", A): [(300, "10.251.0.1")],
+    ("mapped.ok.test", AAAA): [(300, "::ffff:169.254.169.254")],
+    ("translated.ok.test", AAAA): [(300, "::ffff:0:a9fe:a9fe")],
+    ("compat.ok.test", AAAA): [(300, "::a9fe:a9fe")],
+    ("nat64.ok.test", AAAA): [(300, "64:ff9b::a9fe:a9fe")],
+    ("nat64local.ok.test", AAAA): [(300, "64:ff9b:1::a9fe:a9fe")],
+    ("sixtofour.ok.test", AAAA): [(300, "2002:a9fe:a9fe::1")],
+    ("teredo.ok.test", AAAA): [(300, "2001:0:a9fe:a9fe::1")],
+    ("teredoclient.ok.test", AAAA): [(300, "2001:0:4136:e378:8000:63bf:5601:5601")],
 }
 CNAMES = {"alias.ok.test": "target.elsewhere.test"}
 KNOWN = {n for n, _ in ZONE} | set(CNAMES) | {"slow.ok.test"}

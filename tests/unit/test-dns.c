@@ -8,6 +8,7 @@
 
 #include "../tap.h"
 #include "dns.h"
+#include "ruleset.h"
 
 /* ---- a tiny encoder ------------------------------------------------------ */
 
@@ -746,6 +747,59 @@ static void test_filter(void)
 	ok(!(r.flags & 0x0020), "  AD cleared");
 }
 
+static bool deny_ruleset(int family, const uint8_t *a, void *ctx)
+{
+	return bc_ruleset_denies(ctx, family, a);
+}
+
+/* The DNS filter's rebinding check as dnsfilter.c wires it: the ruleset's
+ * own decision. Every IPv6 form of the metadata address, the host's own
+ * addresses and the veth pools are dropped; a public address is kept. */
+static void test_filter_ruleset(void)
+{
+	static const char *const v6[] = {
+		"::ffff:169.254.169.254", "::ffff:0:a9fe:a9fe", "::a9fe:a9fe", "64:ff9b::a9fe:a9fe",
+		"64:ff9b:1::a9fe:a9fe", "2002:a9fe:a9fe::1", "2001:0:a9fe:a9fe::1",
+		"2001:0:4136:e378:8000:63bf:5601:5601", "2001:db8:7::7",
+	};
+	struct bc_cidr host[2] = { { .family = AF_INET, .prefix = 32 }, { .family = AF_INET6, .prefix = 128 } };
+	struct bc_policy p = pol;
+	struct bc_ruleset rs;
+	struct pkt q, a;
+	uint8_t out[1500];
+
+	inet_pton(AF_INET, "203.0.113.7", host[0].addr);
+	inet_pton(AF_INET6, "2001:db8:7::7", host[1].addr);
+	p.net_mode = BC_NET_FILTERED;
+	p.host_addrs = host;
+	p.n_host_addrs = 2;
+	is_int(bc_ruleset_build(&p, &rs), 0, "ruleset with host addresses built");
+
+	query(&q, 78, "example.com", BC_DNS_TYPE_AAAA);
+	is_int(check(&q), BC_DNS_FORWARD, "AAAA query for example.com forwarded");
+	p_header(&a, 78, 0x8180, 1, ARRAY_SIZE(v6) + 1, 0, 0);
+	p_question(&a, "example.com", BC_DNS_TYPE_AAAA);
+	for (size_t i = 0; i < ARRAY_SIZE(v6); i++)
+		p_aaaa(&a, "@12", 300, v6[i]);
+	p_aaaa(&a, "@12", 300, "2001:db8::10");
+	int n = bc_dns_filter_answer(&p, &qd.msg, a.b, a.n, deny_ruleset, &rs, &res, out, sizeof out);
+	ok(n > 0, "AAAA answer filtered (%d bytes)", n);
+	is_int(res.n_dropped, (int)ARRAY_SIZE(v6), "  every embedded metadata form and the host's address dropped");
+	ok(res.n_addrs == 1 && res.addrs[0].addr[15] == 0x10, "  2001:db8::10 kept");
+
+	query(&q, 79, "example.com", BC_DNS_TYPE_A);
+	is_int(check(&q), BC_DNS_FORWARD, "A query for example.com forwarded");
+	p_header(&a, 79, 0x8180, 1, 3, 0, 0);
+	p_question(&a, "example.com", BC_DNS_TYPE_A);
+	p_a(&a, "@12", 300, "203.0.113.7");
+	p_a(&a, "@12", 300, "10.200.7.1");
+	p_a(&a, "@12", 300, "198.51.100.1");
+	n = bc_dns_filter_answer(&p, &qd.msg, a.b, a.n, deny_ruleset, &rs, &res, out, sizeof out);
+	ok(n > 0 && res.n_dropped == 2 && res.n_addrs == 1 && res.addrs[0].addr[3] == 1,
+	   "A answer: the host's address and the veth pool dropped, 198.51.100.1 kept");
+	bc_ruleset_free(&rs);
+}
+
 static void test_ratelimit(void)
 {
 	struct bc_ratelimit rl;
@@ -804,6 +858,7 @@ int main(void)
 	test_query_decisions();
 	test_builders();
 	test_filter();
+	test_filter_ruleset();
 	test_ratelimit();
 	test_resolvconf();
 	bc_strv_free(&pol.allow_domains);

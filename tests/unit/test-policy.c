@@ -536,7 +536,28 @@ static void test_metadata(void)
 	warns("[network]\nallow_cidrs = 0.0.0.0/0\n", "allow_cidrs: 0.0.0.0/0 is wider than /8", 2);
 	warns("[network]\nallow_private = 169.254.0.0/16\n",
 	      "allow_private: 169.254.0.0/16 covers cloud metadata endpoints; they stay blocked", 2);
-	warns("[network]\nallow_cidrs = 64:ff9b::/96\n", "covers cloud metadata endpoints", 2);
+	/* an IPv6 form of IPv4 addresses is always refused by the ruleset:
+	 * asking for one is an error (allow_private alike) */
+	refused("[network]\nallow_cidrs = 64:ff9b::/96\n",
+		"t.ini:2: allow_cidrs: 64:ff9b::/96 is in the NAT64 prefix, whose IPv6 forms of IPv4 "
+		"addresses are always refused: write the IPv4 form");
+	static const struct { const char *cidr, *form; } emb[] = {
+		{ "::198.51.100.1", "IPv4-compatible" }, { "::ffff:0:c633:6400/120", "IPv4-translated" },
+		{ "64:ff9b:1::/48", "NAT64 local-use" }, { "2001:0:c633:6401::/64", "Teredo" },
+		{ "2002:c633:6401::/48", "6to4" }, { "2002::/16", "6to4" },
+	};
+	for (size_t i = 0; i < sizeof emb / sizeof emb[0]; i++) {
+		char text[128], want[256];
+		for (int k = 0; k < 2; k++) {
+			const char *key = k ? "allow_private" : "allow_cidrs";
+			snprintf(text, sizeof text, "[network]\n%s = %s\n", key, emb[i].cidr);
+			snprintf(want, sizeof want, "t.ini:2: %s: %s is in the %s prefix, whose IPv6 forms "
+				 "of IPv4 addresses are always refused: write the IPv4 form", key, emb[i].cidr,
+				 emb[i].form);
+			refused(text, want);
+		}
+	}
+	warns("[network]\nallow_cidrs = 2000::/3\n", "2000::/3 is wider than /32", 2);
 	warns("[network]\nallow_cidrs = fd00::/8\n", "fd00::/8 covers cloud metadata endpoints", 2);
 	/* the DNS upstream is reached by the supervisor, not the sandbox:
 	 * Azure's resolver is 168.63.129.16 */

@@ -202,8 +202,9 @@ static void test_model(void)
 	s = bc_ruleset_set(&rs, "ports");
 	ok(s && s->n_ranges == 4, "8080 merges into 8000-8100: four port entries");
 	s = bc_ruleset_set(&rs, "metadata6");
-	/* 3 native + 6 IPv4 endpoints x 3 embedded forms */
-	ok(s && s->n_ranges == 21, "metadata6 holds the native and embedded forms (%zu)",
+	/* 3 native + 6 IPv4 endpoints x 5 embedded forms (mapped, translated,
+	 * NAT64, 6to4, Teredo server) */
+	ok(s && s->n_ranges == 33, "metadata6 holds the native and embedded forms (%zu)",
 	   s ? s->n_ranges : 0);
 	s = bc_ruleset_set(&rs, "deny_private4");
 	ok(s && s->n_ranges == 11, "255.255.255.255 merges into 240.0.0.0/4 (%zu)",
@@ -269,15 +270,17 @@ static void test_batch(void)
 	count_msgs(&b, c);
 	is_int(c[NFT_MSG_NEWTABLE], 1, "one table");
 	is_int(c[NFT_MSG_NEWCHAIN], 2, "two chains");
-	/* 13 named sets + anonymous: ndp (input, output) and dns x2 */
-	is_int(c[NFT_MSG_NEWSET], 13 + 4, "named and anonymous sets");
-	/* elements: metadata4/6, deny_private4/6, ports + 4 anonymous */
-	is_int(c[NFT_MSG_NEWSETELEM], 5 + 4, "element messages for non-empty sets");
+	/* 16 named sets + anonymous: ndp (input, output) and dns x2 */
+	is_int(c[NFT_MSG_NEWSET], 16 + 4, "named and anonymous sets");
+	/* elements: metadata4/6, host4 (the default veth pool; host6 is empty
+	 * without host addresses), embedded6, deny_private4/6, ports + 4
+	 * anonymous */
+	is_int(c[NFT_MSG_NEWSETELEM], 7 + 4, "element messages for non-empty sets");
 	/* input: lo, established, ndp; output: lo, established, ndp, dns, quic,
-	 * metadata x2, private x2, allow x2, static x2, hosts x2, refused-tcp,
-	 * refused */
-	is_int(c[NFT_MSG_NEWRULE], 3 + 17, "rules");
-	is_int(b.n_msgs, 2 + 1 + 2 + 17 + 9 + 20, "messages including batch begin and end");
+	 * metadata x2, host x2, embedded6, private x2, allow x2, static x2,
+	 * hosts x2, refused-tcp, refused */
+	is_int(c[NFT_MSG_NEWRULE], 3 + 20, "rules");
+	is_int(b.n_msgs, 2 + 1 + 2 + 20 + 11 + 23, "messages including batch begin and end");
 	is_int(b.n_acks, b.n_msgs - 2, "every message but begin/end asks for an ACK");
 	is_str(bc_nft_batch_what(&b, 1000 + 1), "table inet browsercage", "NACK of message 1 names the table");
 	is_str(bc_nft_batch_what(&b, 1000 + (uint32_t)b.n_msgs - 2), "rule output \"refused\"",
@@ -291,10 +294,127 @@ static void test_batch(void)
 	is_int(bc_ruleset_batch(&rs, 1, &b), 0, "full: batch builds");
 	count_msgs(&b, c);
 	/* no quic reject; allow4/6-quic, static4/6-quic and hosts4/6-quic added */
-	is_int(c[NFT_MSG_NEWRULE], 3 + 17 - 1 + 6, "full: rules");
-	is_int(c[NFT_MSG_NEWSETELEM], 9 + 6,
+	is_int(c[NFT_MSG_NEWRULE], 3 + 20 - 1 + 6, "full: rules");
+	is_int(c[NFT_MSG_NEWSETELEM], 11 + 6,
 	       "full: open_private4/6, static4/6 and hosts4/6 have elements");
 	bc_nft_batch_free(&b);
+	bc_ruleset_free(&rs);
+}
+
+static bool has4(uint8_t got[][4], size_t n, const char *want)
+{
+	uint8_t w[4];
+	if (inet_pton(AF_INET, want, w) != 1)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(got[i], w, 4) == 0)
+			return true;
+	return false;
+}
+
+/* bc_ip6_embedded_ipv4: every form gives back the IPv4 it carries. */
+static void test_embedded(void)
+{
+	static const struct { const char *v6, *v4; size_t n; } cases[] = {
+		{ "::ffff:169.254.169.254", "169.254.169.254", 1 },     /* mapped */
+		{ "::ffff:0:a9fe:a9fe", "169.254.169.254", 1 },         /* translated */
+		{ "::a9fe:a9fe", "169.254.169.254", 1 },                /* compatible */
+		{ "64:ff9b::a9fe:a9fe", "169.254.169.254", 1 },         /* NAT64 */
+		{ "64:ff9b:1:a9fe:a9:fea9:fe00:0", "169.254.169.254", 4 }, /* NAT64 local /48 */
+		{ "64:ff9b:1:a9:fe:a9fe::", "169.254.169.254", 4 },     /* local /56 */
+		{ "64:ff9b:1:0:a9:fea9:fe00:0", "169.254.169.254", 4 }, /* local /64 */
+		{ "64:ff9b:1::a9fe:a9fe", "169.254.169.254", 4 },       /* local /96 */
+		{ "2002:a9fe:a9fe::1", "169.254.169.254", 1 },          /* 6to4 */
+		{ "2001:0:a9fe:a9fe::1", "169.254.169.254", 2 },        /* Teredo server */
+		/* Teredo client: the last 32 bits are the IPv4 inverted */
+		{ "2001:0:4136:e378:8000:63bf:5601:5601", "169.254.169.254", 2 },
+	};
+	uint8_t a[16], v4[4][4];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (inet_pton(AF_INET6, cases[i].v6, a) != 1)
+			abort();
+		size_t n = bc_ip6_embedded_ipv4(a, v4, ARRAY_SIZE(v4));
+		ok(n == cases[i].n && has4(v4, n, cases[i].v4), "%s carries %s (%zu candidates)",
+		   cases[i].v6, cases[i].v4, n);
+	}
+	static const char *const none[] = { "2001:db8::a9fe:a9fe", "fd00:ec2::254", "2003::a9fe:a9fe",
+					    "64:ff9c::a9fe:a9fe", "2001:1::a9fe:a9fe" };
+	for (size_t i = 0; i < ARRAY_SIZE(none); i++) {
+		if (inet_pton(AF_INET6, none[i], a) != 1)
+			abort();
+		is_int((int)bc_ip6_embedded_ipv4(a, v4, ARRAY_SIZE(v4)), 0, "%s carries no IPv4", none[i]);
+	}
+}
+
+static bool denies(const struct bc_ruleset *rs, const char *addr)
+{
+	uint8_t a[16];
+	int family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	if (inet_pton(family, addr, a) != 1)
+		abort();
+	return bc_ruleset_denies(rs, family, a);
+}
+
+/* bc_ruleset_denies: what the DNS filter drops. The host's addresses and
+ * the veth pools whatever allow_cidrs and allow_private say; every IPv6
+ * form of an IPv4 address; an opened IPv4 range over IPv4 only. */
+static void test_denies(void)
+{
+	struct bc_policy p;
+	struct bc_ruleset rs;
+	struct bc_cidr host[] = { cidr("203.0.113.7"), cidr("10.77.0.1"), cidr("2001:db8:9::7") };
+	struct bc_cidr pool[] = { cidr("10.250.0.0/24") };
+	struct bc_cidr wide[] = { cidr("0.0.0.0/0"), cidr("::/0") };
+	struct bc_cidr priv[] = { cidr("10.0.0.0/8"), cidr("169.254.0.0/16"), cidr("fe80::/10") };
+
+	policy_default(&p);
+	p.allow_cidrs = wide;
+	p.n_allow_cidrs = 2;
+	p.allow_private = priv;
+	p.n_allow_private = ARRAY_SIZE(priv);
+	p.host_addrs = host;
+	p.n_host_addrs = ARRAY_SIZE(host);
+	p.veth_pool = pool;
+	p.n_veth_pool = 1;
+	is_int(bc_ruleset_build(&p, &rs), 0, "wide policy with host addresses: builds");
+	static const char *const denied[] = {
+		"203.0.113.7", "10.77.0.1", "2001:db8:9::7",      /* the host's own */
+		"10.250.0.9", "10.200.3.1",                       /* this pool, the default pool */
+		"169.254.169.254", "fd00:ec2::254",               /* metadata */
+		"::ffff:169.254.169.254", "::ffff:0:a9fe:a9fe", "::a9fe:a9fe", "64:ff9b::a9fe:a9fe",
+		"64:ff9b:1::a9fe:a9fe", "2002:a9fe:a9fe::1", "2001:0:a9fe:a9fe::1",
+		"2001:0:4136:e378:8000:63bf:5601:5601",
+		"::ffff:10.1.2.3", "2002:0a01:0203::1",          /* an opened range, embedded */
+		"::ffff:198.51.100.1", "2001:0:c633:6401::1",     /* any IPv4, embedded */
+		"::1", "::",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
+		ok(denies(&rs, denied[i]), "%s denied whatever the policy allows", denied[i]);
+	static const char *const open[] = { "10.1.2.3", "169.254.1.1", "fe80::1", "198.51.100.1",
+					    "2001:db8::1", "203.0.113.8" };
+	for (size_t i = 0; i < ARRAY_SIZE(open); i++)
+		ok(!denies(&rs, open[i]), "%s not denied (opened or public)", open[i]);
+	/* the host's addresses and the pool are in the ruleset itself */
+	const struct bc_rs_set *h4 = bc_ruleset_set(&rs, "host4"), *h6 = bc_ruleset_set(&rs, "host6");
+	ok(h4 && h4->n_ranges == 4 && h6 && h6->n_ranges == 1,
+	   "host4 holds 2 addresses and 2 pools, host6 1 address");
+	size_t hostr = 0, emb = 0, priv4 = 0, accept = 0;
+	for (size_t i = 0; i < rs.n_rules; i++) {
+		const char *c = rs.rules[i].comment;
+		if (strcmp(rs.rules[i].chain, "output") != 0)
+			continue;
+		if (!hostr && strcmp(c, "host4") == 0)
+			hostr = i;
+		if (!emb && strcmp(c, "embedded6") == 0)
+			emb = i;
+		if (!priv4 && strcmp(c, "private4") == 0)
+			priv4 = i;
+		if (!accept && strcmp(c, "allow4") == 0)
+			accept = i;
+	}
+	ok(hostr && emb && priv4 && hostr < emb && emb < priv4 && priv4 < accept,
+	   "host and embedded6 rules come before the private and allow rules");
 	bc_ruleset_free(&rs);
 }
 
@@ -306,5 +426,7 @@ int main(void)
 	check_golden("any", policy_any);
 	test_model();
 	test_batch();
+	test_embedded();
+	test_denies();
 	return tap_done();
 }
