@@ -75,11 +75,8 @@ int bc_quota_probe(int fd, const char *path, struct bc_error *err)
 	return 0;
 }
 
-/* The fix for "cannot be enforced", for the host as it is. */
-static const char *fix_for(int fd, int r)
+const char *bc_quota_fix(int fd, int r)
 {
-	if (r == -EPERM)
-		return "only root can set a project quota: use an ephemeral profile, or set [limits] required = no";
 	if (r != -EOPNOTSUPP)
 		return "use an ephemeral profile, or set [limits] required = no";
 	const char *fs = fs_name(fd);
@@ -225,11 +222,12 @@ static int set_limits(int fd, uint32_t id, uint64_t bytes, uint64_t inodes)
 static int apply(struct bc_quota *q, int fd, const char *path, uint64_t bytes, struct dqblk *got,
 		 struct bc_error *err)
 {
+	/* the caller's own fix first: only root can do anything about the rest */
+	if (geteuid() != 0)
+		return bc_error_set(err, EPERM, "only root can set a project quota on %s", path);
 	int r = bc_quota_probe(fd, path, err);
 	if (r < 0)
 		return r;
-	if (geteuid() != 0)
-		return bc_error_set(err, EPERM, "setting a project quota on %s needs root", path);
 	struct stat st;
 	uint32_t id = 0;
 	if (fstat(fd, &st) < 0)
@@ -291,7 +289,7 @@ int bc_quota_apply(struct bc_quota *q, int dir_fd, const char *path, const struc
 		audit_disk(audit, path, p->profile_quota, "project_quota", q, &got, NULL);
 		return 0;
 	}
-	const char *fix = fix_for(fd, r);
+	const char *fix = bc_quota_fix(fd, r);
 	bool owned = q->fd >= 0;
 	bc_quota_release(q);
 	if (!owned)

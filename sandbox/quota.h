@@ -52,6 +52,11 @@ uint64_t bc_quota_inodes(uint64_t bytes);
  * else -errno with err saying what is missing. Needs no privilege. */
 int bc_quota_probe(int fd, const char *path, struct bc_error *err);
 
+/* The fix for a bound that cannot be enforced on the file system of fd
+ * (r: what bc_quota_probe or bc_quota_apply returned), for the host as it
+ * is: -EPERM is "only root can", -EOPNOTSUPP names the file system's fix. */
+const char *bc_quota_fix(int fd, int r);
+
 /* Bound the profile directory dir_fd (any fd of it, O_PATH allowed; path
  * for messages) to p->profile_quota bytes, then write the "disk" audit
  * record. When p->profile_quota is 0, or the bound cannot be applied and
