@@ -100,12 +100,12 @@ for who in root "$TEST_USER"; do
 	prof=$SCRATCH/sparse-$who; mkdir -p "$prof"; chown "$owner" "$prof"; chmod 700 "$prof"
 	aud=$SCRATCH/sparse-$who.jsonl; : >"$aud"; chmod 666 "$aud"
 	as "$who" "$BC" run --policy "$pol" --audit "$aud" --profile-dir "$prof" -- /bin/sh -c \
-		'cd "$BROWSERCAGE_DOWNLOADS" && printf abc >a.txt && truncate -s 4G sparse' 2>/dev/null
+		'cd "$BROWSERCAGE_DOWNLOADS" && truncate -s 4G sparse && printf abc >z.txt' 2>/dev/null
 	td=$(grep '"event":"teardown"' "$aud")
 	check "$who: a 4 GiB sparse download is listed as not hashed, with its size and why" \
 		grep -q '{"name":"sparse","type":"file","size":4294967296,"skipped":"total size limit reached (sparse file); not hashed"}' <<<"$td"
-	check "$who: ...a small one beside it is hashed" \
-		grep -q '"name":"a.txt","type":"file","size":3,"sha256":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"' <<<"$td"
+	check "$who: ...a small one after it is hashed" \
+		grep -q '"name":"z.txt","type":"file","size":3,"sha256":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"' <<<"$td"
 	check "$who: ...and the record counts one file not hashed" grep -q '"downloads_not_hashed":1' <<<"$td"
 	rm -rf "$prof"
 done
