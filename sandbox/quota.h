@@ -33,7 +33,7 @@
 #define BC_QUOTA_PROJID_BASE 0x62630000u
 #define BC_QUOTA_PROJID_COUNT 65536u
 /* Deepest directory tree step 3 walks; a deeper one is refused. */
-#define BC_QUOTA_MAX_DEPTH 256
+#define BC_QUOTA_MAX_DEPTH 128
 #define BC_QUOTA_LOCK "/run/browsercage/quota.lock"
 
 struct bc_quota {
