@@ -67,6 +67,12 @@ out=$("$BC" run --policy "$REQ" --profile-dir "$plain_root/p" -- /bin/true 2>&1)
 check "root: a profile on ext4 without project quotas is refused, naming tune2fs and prjquota" \
 	exited_with $rc 125 'ext4.*tune2fs -O quota,project.*prjquota' "$out"
 
+DOC=$SCRATCH/doctor.ini
+write_policy "$DOC" "filesystem.profile = assigned" "filesystem.profile_root = $tmpfs_root" "limits.required = yes"
+sed -i '/^required = no$/d' "$DOC"
+out=$("$BC" doctor --policy "$DOC" 2>&1)
+check "doctor: the disk check fails on a tmpfs profile root, with the fix" \
+	eval "grep -A1 -E '^fail +disk +profile_quota cannot be enforced' <<<\"\$out\" | grep -q 'fix: put the profile root on ext4 (prjquota)'"
 aud=$SCRATCH/noreq.jsonl
 check "root: with required = no it runs" "$BC" run --policy "$NOREQ" --audit "$aud" --profile-dir "$tmpfs_root/p" -- /bin/true
 check "...and the audit log says the disk was not bounded, and why" \
