@@ -125,7 +125,8 @@ static int take_id(int fd, const char *path, uint32_t *out, struct bc_error *err
 		return bc_error_errno(err, -r, "read the project id of %s", path);
 	if (in_range(fa.fsx_projid)) {
 		*out = fa.fsx_projid;
-		return set_projid(fd, *out, true) < 0 ? bc_error_errno(err, errno, "set PROJINHERIT on %s", path) : 0;
+		r = set_projid(fd, *out, true);
+		return r < 0 ? bc_error_errno(err, -r, "set PROJINHERIT on %s", path) : 0;
 	}
 	if (fa.fsx_projid != 0)
 		return bc_error_set(err, EBUSY, "%s carries project id %u, outside browsercage's range %u-%u",

@@ -16,7 +16,8 @@
  *   4. sets the block and inode hard limits of the id and reads them back.
  * A sandbox cannot change a project id: the kernel allows that only from
  * the initial user namespace. At release the limits are removed; the id
- * stays on the directory, so the next run finds it again.
+ * stays on the directory, so the next run finds it again (and sets the
+ * limit anew: a launcher killed before release leaves it behind).
  *
  * Ephemeral and template profiles live on a tmpfs whose size the launcher
  * sets (the smaller of tmp_size and profile_quota): no quota is needed. */
