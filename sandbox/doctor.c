@@ -38,6 +38,7 @@
 #include "launch.h"
 #include "lease.h"
 #include "nft.h"
+#include "quota.h"
 #include "seccomp.h"
 
 #define VERSION_TIMEOUT_MS 15000   /* chromium --version on a cold cache */
@@ -574,6 +575,28 @@ static void check_chromium(struct bc_doctor *d, const struct bc_policy *p)
 	add(d, "chromium", BC_CHECK_OK, "%s: %s", path, ver);
 }
 
+/* profile_quota on assigned profiles: project quotas on profile_root. */
+static void check_disk(struct bc_doctor *d, const struct bc_policy *p)
+{
+	if (!p->profile_quota) {
+		add(d, "disk", BC_CHECK_WARN, "profile_quota = 0: assigned profiles may fill %s's file system",
+		    p->profile_root);
+		return;
+	}
+	struct bc_error err = {0};
+	_cleanup_close_ int fd = open(p->profile_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = fd < 0 ? bc_error_errno(&err, errno, "open %s", p->profile_root)
+		: geteuid() != 0 ? bc_error_set(&err, EPERM, "only root can set a project quota on %s", p->profile_root)
+		: bc_quota_probe(fd, p->profile_root, &err);
+	if (r == 0) {
+		add(d, "disk", BC_CHECK_OK, "%s enforces project quotas (profile_quota)", p->profile_root);
+		return;
+	}
+	struct bc_check *c = add(d, "disk", p->limits_required ? BC_CHECK_FAIL : BC_CHECK_WARN,
+				 "profile_quota cannot be enforced: %s", err.msg);
+	fix(c, "%s", fd >= 0 ? bc_quota_fix(fd, r) : "create profile_root");
+}
+
 static void check_paths(struct bc_doctor *d, const struct bc_policy *p)
 {
 	struct stat st;
@@ -584,8 +607,10 @@ static void check_paths(struct bc_doctor *d, const struct bc_policy *p)
 			c = add(d, "profile_root", BC_CHECK_FAIL, "profile = assigned, but profile_root %s: %s",
 				p->profile_root, strerror(-r));
 			fix(c, "mkdir -p %s (in Kubernetes: mount a volume there)", p->profile_root);
-		} else
+		} else {
 			add(d, "profile_root", BC_CHECK_OK, "%s exists", p->profile_root);
+			check_disk(d, p);
+		}
 	}
 	if (p->audit_log) {
 		_cleanup_free_ char *dir = strdup(p->audit_log);

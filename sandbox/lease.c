@@ -490,7 +490,17 @@ struct scan {
 	size_t count, listed;
 	uint64_t bytes;
 	bool truncated;
+	size_t not_hashed;
+	struct timespec deadline;   /* CLOCK_MONOTONIC */
 };
+
+static bool scan_late(const struct scan *sc)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > sc->deadline.tv_sec ||
+	       (now.tv_sec == sc->deadline.tv_sec && now.tv_nsec >= sc->deadline.tv_nsec);
+}
 
 static void scan_entry(struct scan *sc, const char *name, const char *type, int64_t size,
 		       const char *sha, const char *skipped)
@@ -539,10 +549,13 @@ static void scan_file(struct scan *sc, int dfd, const char *name, const char *sh
 		scan_entry(sc, shown, "file", lst->st_size, NULL, "changed or could not be opened");
 		return;
 	}
-	if (sc->bytes + (uint64_t)st.st_size > BC_DOWNLOADS_MAX_BYTES) {
+	if (sc->bytes + (uint64_t)st.st_size > BC_DOWNLOADS_MAX_BYTES || scan_late(sc)) {
 		close(fd);
 		sc->truncated = true;
-		scan_entry(sc, shown, "file", st.st_size, NULL, "total size limit reached; not hashed");
+		sc->not_hashed++;
+		scan_entry(sc, shown, "file", st.st_size, NULL, scan_late(sc) ? "time limit reached; not hashed"
+			   : st.st_blocks * 512 < st.st_size ? "total size limit reached (sparse file); not hashed"
+			   : "total size limit reached; not hashed");
 		return;
 	}
 	struct bc_sha256_ctx c;
@@ -557,6 +570,14 @@ static void scan_file(struct scan *sc, int dfd, const char *name, const char *sh
 		bc_sha256_update(&c, buf, (size_t)n);
 		left -= (uint64_t)n;
 		got += (uint64_t)n;
+		if (left && scan_late(sc)) {
+			close(fd);
+			sc->bytes += got;
+			sc->truncated = true;
+			sc->not_hashed++;
+			scan_entry(sc, shown, "file", st.st_size, NULL, "time limit reached while hashing; not hashed");
+			return;
+		}
 	}
 	close(fd);
 	bc_sha256_final(&c, d);
@@ -622,6 +643,13 @@ static void scan_dir(struct scan *sc, int dfd, const char *prefix, int depth)
 int bc_downloads_scan(const char *dir, struct bc_json *j)
 {
 	struct scan sc = {0};
+	clock_gettime(CLOCK_MONOTONIC, &sc.deadline);
+	sc.deadline.tv_sec += BC_DOWNLOADS_MAX_MS / 1000;
+	sc.deadline.tv_nsec += (BC_DOWNLOADS_MAX_MS % 1000) * 1000000L;
+	if (sc.deadline.tv_nsec >= 1000000000L) {
+		sc.deadline.tv_sec++;
+		sc.deadline.tv_nsec -= 1000000000L;
+	}
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
@@ -637,6 +665,7 @@ int bc_downloads_scan(const char *dir, struct bc_json *j)
 	bc_json_uint(j, "downloads_count", sc.count);
 	bc_json_uint(j, "downloads_bytes", sc.bytes);
 	bc_json_bool(j, "downloads_truncated", sc.truncated);
+	bc_json_uint(j, "downloads_not_hashed", sc.not_hashed);
 	if (r < 0)
 		bc_json_str(j, "downloads_error", strerror(-r));
 	free(sc.list);

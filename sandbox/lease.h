@@ -80,7 +80,8 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
 
 /* Limits of the downloads evidence. */
 #define BC_DOWNLOADS_MAX_FILES 1000
-#define BC_DOWNLOADS_MAX_BYTES (4ULL << 30)   /* total hashed */
+#define BC_DOWNLOADS_MAX_BYTES (256ULL << 20)  /* total read and hashed (apparent sizes) */
+#define BC_DOWNLOADS_MAX_MS 5000                 /* and the time the scan may take */
 #define BC_DOWNLOADS_MAX_DEPTH 8
 
 /* Append the evidence of the downloads directory dir (host path) to j:
@@ -88,7 +89,11 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
  * "downloads_bytes", "downloads_truncated". Every file is opened with
  * openat relative to its directory fd, O_NOFOLLOW: a symlink is listed
  * with "type":"symlink" and "skipped", never followed or hashed; nothing
- * outside dir is reached. A missing dir yields an empty list. */
+ * outside dir is reached. A missing dir yields an empty list. Hashing
+ * stops at BC_DOWNLOADS_MAX_BYTES (a file is read only if its whole
+ * apparent size fits, so a sparse file costs its size) or after
+ * BC_DOWNLOADS_MAX_MS; each file not hashed is listed with its size and a
+ * "skipped" reason, and counted in "downloads_not_hashed". */
 int bc_downloads_scan(const char *dir, struct bc_json *j);
 
 /* The "teardown" record: profile disposition (and profile path), then the

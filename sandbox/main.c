@@ -18,6 +18,7 @@
 #include "hostaddr.h"
 #include "lease.h"
 #include "policy.h"
+#include "quota.h"
 #include "ruleset.h"
 
 #define BC_EXIT_POLICY 2     /* `check`: a policy has errors */
@@ -119,6 +120,7 @@ static int cmd_run(int argc, char **argv)
 	char previous[33] = "", tdir[4096];
 	struct bc_audit audit = { .fd = -1 };
 	struct bc_lease lease = { .lock_fd = -1 };
+	struct bc_quota quota = BC_QUOTA_INIT;
 	struct bc_launch l = { .profile_fd = -1, .audit = &audit };
 	struct bc_policy p = {0};
 	struct bc_error err = {0};
@@ -349,6 +351,16 @@ static int cmd_run(int argc, char **argv)
 		l.template_dir = tdir;
 		l.template_fd = fd;
 	}
+	/* The disk bound: a project quota on an assigned profile (refused here
+	 * when it cannot be enforced and limits are required); a template's
+	 * writes and an ephemeral profile land on a sized tmpfs. */
+	if (l.profile_dir && !l.template_dir) {
+		if (bc_quota_apply(&quota, l.profile_fd, l.profile_dir, &p, &audit, &err) < 0) {
+			ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+			goto out;
+		}
+	} else
+		bc_quota_audit_tmpfs(&audit, bc_quota_tmpfs_size(&p));
 	launched = true;
 	ret = bc_launch_run(&l, &err);
 	if (ret < 0)
@@ -364,6 +376,7 @@ out:
 				  : label ? bc_lease_disposition(&lease) : "persistent_kept",
 				  l.profile_dir, l.profile_dir && p.downloads ? dl : NULL);
 	}
+	bc_quota_release(&quota);
 	/* Nothing ran unless the launch began: the profile is still clean. */
 	bc_lease_release(&lease, !launched || l.clean, &audit);
 	if (l.template_dir && l.template_fd >= 0)

@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 
 #include "mount.h"
+#include "quota.h"
 
 /* Host /etc entries the sandbox may read: fonts, TLS roots, the dynamic
  * linker cache, time zone, MIME types, Chromium's own configuration. */
@@ -439,8 +440,8 @@ static int mount_template(const struct bc_rootfs *r, int lower, struct bc_error 
 	if ((ret = mkdir_p(dest, 0700)) < 0)
 		return bc_error_errno(err, -ret, "create mount point %s", r->profile);
 	_cleanup_close_ int tfs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-	snprintf(size, sizeof size, "%llu",
-		 (unsigned long long)(r->policy->tmp_size ? r->policy->tmp_size : 256 << 20));
+	/* profile_quota bounds the template's writes as it bounds a profile */
+	snprintf(size, sizeof size, "%llu", (unsigned long long)bc_quota_tmpfs_size(r->policy));
 	if (tfs < 0 || fsconfig(tfs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
 	    fsconfig(tfs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
 	    fsconfig(tfs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
@@ -555,9 +556,11 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 		ret = bc_error_errno(err, -ret, "mount tmpfs on /tmp");
 		goto out;
 	}
+	/* HOME holds an ephemeral profile: profile_quota bounds it too */
 	if ((ret = mount_tmpfs(BC_SANDBOX_HOME + 1, MS_NOSUID | MS_NODEV, "mode=0700,uid=%u,gid=%u,size=%llu",
 			       (unsigned)r->uid, (unsigned)r->gid,
-			       (unsigned long long)(p->tmp_size ? p->tmp_size : 256 << 20))) < 0) {
+			       (unsigned long long)(r->profile_ephemeral ? bc_quota_tmpfs_size(p)
+						    : p->tmp_size ? p->tmp_size : 256 << 20))) < 0) {
 		ret = bc_error_errno(err, -ret, "mount tmpfs on " BC_SANDBOX_HOME);
 		goto out;
 	}

@@ -99,6 +99,7 @@ static const struct key keys[] = {
 	{ "filesystem", "tmp_size", K_SIZE, F(tmp_size), .min = MIB, .max = TIB },
 	{ "filesystem", "shm_size", K_SIZE, F(shm_size), .min = MIB, .max = TIB },
 	{ "filesystem", "downloads", K_BOOL, F(downloads) },
+	{ "filesystem", "profile_quota", K_SIZE, F(profile_quota), .min = MIB, .max = 16 * TIB, .zero_ok = true },
 
 	{ "network", "mode", K_ENUM, F(net_mode), .choices = net_modes },
 	{ "network", "uplink", K_ENUM, F(uplink), .choices = uplinks },
@@ -1017,6 +1018,9 @@ static int policy_lint(struct parser *st)
 		r = warn(st, key_line(st, "memory"), "memory = 0: no memory limit");
 	if (r >= 0 && p->pids == 0)
 		r = warn(st, key_line(st, "pids"), "pids = 0: no process limit");
+	if (r >= 0 && p->profile_quota == 0)
+		r = warn(st, key_line(st, "profile_quota"),
+			 "profile_quota = 0: an assigned profile may fill its file system");
 	if (r >= 0 && p->net_mode == BC_NET_FILTERED) {
 		for (size_t i = 0; r >= 0 && i < p->n_allow_ports; i++) {
 			const struct bc_ports *pr = &p->allow_ports[i];
@@ -1054,6 +1058,7 @@ int bc_policy_init(struct bc_policy *p)
 		.profile = BC_PROFILE_EPHEMERAL,
 		.tmp_size = 256 * MIB, .shm_size = 256 * MIB,
 		.downloads = true,
+		.profile_quota = GIB,
 		.net_mode = BC_NET_NONE,
 		.uplink = BC_UPLINK_AUTO,
 		.dns_min_ttl = 30,

@@ -61,6 +61,9 @@ struct bc_policy {
 	uint64_t tmp_size;                   /* bytes, default 256M */
 	uint64_t shm_size;                   /* bytes, default 256M */
 	bool downloads;                      /* default yes */
+	uint64_t profile_quota;              /* bytes the profile may hold, downloads included
+					      * (project quota; tmpfs size when ephemeral);
+					      * default 1G, 0 = no limit */
 
 	/* [network] */
 	enum bc_net_mode net_mode;           /* default none */

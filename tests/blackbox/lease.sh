@@ -244,7 +244,7 @@ more" ]
 import json, sys
 print([r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "start"][-1]["session"])' "$AUD")
 	ev=$(events "$AUD" "$sid")
-	joined() { [[ "$ev" == "lease attempt start "*" exit teardown lease" ]]; }
+	joined() { [[ "$ev" == "lease attempt disk start "*" exit teardown lease" ]]; }
 	check "$who: one run's records join by session ($ev)" joined
 	att=$(field "$AUD" start attempt "$sid"); att2=$(field "$AUD" attempt attempt "$sid")
 	check "$who: start and attempt records carry the same attempt id" eval '[ -n "$att" ] && [ "$att" = "$att2" ]'

@@ -228,6 +228,24 @@ static void test_downloads(void)
 	bc_jv_free(v);
 	bc_json_free(&j);
 
+	/* the byte budget: a sparse file past it is listed, not read */
+	snprintf(path, sizeof path, "%s/big", dir);
+	int bfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ok(bfd >= 0 && ftruncate(bfd, (off_t)BC_DOWNLOADS_MAX_BYTES + 1) == 0, "a sparse file one byte over the budget");
+	if (bfd >= 0)
+		close(bfd);
+	bc_json_init(&j);
+	ok(bc_downloads_scan(dir, &j) == 0, "scan with the sparse file");
+	t = bc_json_text(&j);
+	char want[256];
+	snprintf(want, sizeof want, "{\"name\":\"big\",\"type\":\"file\",\"size\":%llu,\"skipped\":"
+		 "\"total size limit reached (sparse file); not hashed\"}", BC_DOWNLOADS_MAX_BYTES + 1);
+	ok(t && strstr(t, want), "it is listed with its size, not hashed, and why");
+	ok(t && strstr(t, "\"downloads_bytes\":3,") && strstr(t, "\"downloads_not_hashed\":1"),
+	   "not one byte of it was read; counted as not hashed");
+	ok(t && strstr(t, "\"name\":\"a.txt\",\"type\":\"file\",\"size\":3,\"sha256\":"), "the small file is still hashed");
+	bc_json_free(&j);
+
 	bc_json_init(&j);
 	ok(bc_downloads_scan("/nonexistent/Downloads", &j) == 0 &&
 	   strstr(bc_json_text(&j), "\"downloads\":[]"), "a missing directory: an empty list");

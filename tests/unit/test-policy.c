@@ -375,6 +375,13 @@ static void test_value_errors(void)
 	refused("[filesystem]\ntmp_size = 0\n", "t.ini:2: tmp_size: 0 is out of range (1M to 1T)");
 	refused("[filesystem]\nshm_size = 2T\n", "t.ini:2: shm_size: 2T is out of range (1M to 1T)");
 	refused("[filesystem]\ndownloads = 2\n", "t.ini:2: downloads: expected yes or no, got '2'");
+	refused("[filesystem]\nprofile_quota = 512K\n",
+		"t.ini:2: profile_quota: 512K is out of range (0 for no limit, or 1M to 16T)");
+	refused("[filesystem]\nprofile_quota = 17T\n",
+		"t.ini:2: profile_quota: 17T is out of range (0 for no limit, or 1M to 16T)");
+	refused("[filesystem]\nprofile_quota = plenty\n",
+		"t.ini:2: profile_quota: expected a size like 512M or 2G, got 'plenty'");
+	refused("[filesystem]\nprofile_quota = 1G\nprofile_quota = 2G\n", "t.ini:3: duplicate key 'profile_quota' (first set on line 2)");
 	refused("[network]\nmode = open\n", "t.ini:2: mode: expected none or filtered, got 'open'");
 	refused("[network]\nuplink = slirp\n", "t.ini:2: uplink: expected auto, veth or pasta, got 'slirp'");
 	refused("[network]\ndns_min_ttl = 86401\n", "t.ini:2: dns_min_ttl: 86401 is out of range (0 to 1d)");
@@ -659,6 +666,18 @@ static void test_accept(void)
 	bc_policy_free(&p);
 	ok(parse(&p, "[limits]\ncpu = 1024\n", &e) == 0 && p.cpu_millis == 1024000, "cpu = 1024 accepted");
 	bc_policy_free(&p);
+	ok(parse(&p, "[filesystem]\nprofile_quota = 1M\n", &e) == 0 && p.profile_quota == 1ULL << 20,
+	   "profile_quota = 1M accepted");
+	bc_policy_free(&p);
+	ok(parse(&p, "[filesystem]\nprofile_quota = 16T\n", &e) == 0 && p.profile_quota == 16ULL << 40,
+	   "profile_quota = 16T accepted");
+	bc_policy_free(&p);
+	ok(parse(&p, "[filesystem]\nprofile_quota = 1.5G\n", &e) == 0 && p.profile_quota == 3ULL << 29,
+	   "profile_quota = 1.5G accepted");
+	bc_policy_free(&p);
+	ok(parse(&p, "[filesystem]\nprofile_quota = 0\n", &e) == 0 && p.profile_quota == 0,
+	   "profile_quota = 0 (no limit) accepted");
+	bc_policy_free(&p);
 
 	/* a failed parse leaves the policy freed */
 	ok(parse(&p, "[limits]\npids = 50\nmemory = x\n", &e) < 0 && p.name == NULL && p.allow_ports == NULL,
@@ -676,6 +695,7 @@ static void test_warnings(void)
 	warns("[limits]\nrequired = no\n", "required = no", 2);
 	warns("[limits]\nmemory = 0\n", "memory = 0: no memory limit", 2);
 	warns("[limits]\n\npids = 0\n", "pids = 0: no process limit", 3);
+	warns("[filesystem]\nprofile_quota = 0\n", "profile_quota = 0: an assigned profile may fill its file system", 2);
 	warns("[network]\nallow_cidrs = 2000::/3\n", "allow_cidrs: 2000::/3 is wider than /32", 2);
 	warns("[network]\nallow_cidrs = 10.0.0.0/7\n", "allow_cidrs: 10.0.0.0/7 is wider than /8", 2);
 	warns("[network]\nallow_domains = a.example.com,\n  *.co.uk\n", "allow_domains: *.co.uk allows every site under the public suffix co.uk", 3);
@@ -716,12 +736,14 @@ static void test_print(void)
 	is_int(bc_policy_init(&p), 0, "init");
 	ok(p.uid == 1000 && p.host_uid == 65534 && p.memory == 2ULL << 30 && p.pids == 1024 && p.nofile == 4096 &&
 	   p.net_mode == BC_NET_NONE && p.n_allow_ports == 2 && p.dns_min_ttl == 30 && p.limits_required &&
-	   p.downloads && p.tmp_size == 256ULL << 20 && p.version == 1, "defaults as documented in policy.h");
+	   p.downloads && p.tmp_size == 256ULL << 20 && p.version == 1 && p.profile_quota == 1ULL << 30,
+	   "defaults as documented in policy.h");
 	is_str(p.chromium, BC_CHROMIUM_PATH, "default chromium");
 	is_str(p.path, "<defaults>", "default path");
 	char *text = print_str(&p);
 	ok(strstr(text, "\n[limits]\nmemory = 2G\npids = 1024\ncpu = 0\nnofile = 4096\nfsize = 0\nrequired = yes\n") != NULL,
 	   "defaults printed, every key");
+	ok(strstr(text, "\ndownloads = yes\nprofile_quota = 1G\n") != NULL, "profile_quota printed (explain)");
 	ok(strstr(text, "allow_ports = 80, 443\n") != NULL, "lists comma-separated");
 	ok(strstr(text, "\nexpires_at =\n") && strstr(text, "\nlog =\n"), "unset values print empty");
 	free(text);
