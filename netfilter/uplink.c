@@ -693,6 +693,10 @@ static int host_table_del(int fd, const char *table, struct bc_error *err)
 static int dir_open(struct bc_error *err)
 {
 	/* /run/browsercage is also root's runtime directory: the same mode */
+	int fd = bc_state_dir(AT_FDCWD, "/run/browsercage", "/run/browsercage", 0700, BC_DIR_CREATE, err);
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return bc_state_dir(AT_FDCWD, UPLINK_DIR, UPLINK_DIR, 0700, BC_DIR_CREATE, err);
 }
 
