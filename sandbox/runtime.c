@@ -23,7 +23,7 @@
 /* A base the caller names (XDG_RUNTIME_DIR) or the system gave it
  * (/run/user/UID): an existing directory of the caller's, mode 0700, on a
  * path nobody else can change. */
-static int runtime_base_check(const char *base, const char *what, struct bc_error *err)
+static int runtime_base_check(const char *base, bool from_env, struct bc_error *err)
 {
 	struct bc_error e = { 0 };
 	int fd = bc_state_dir(AT_FDCWD, base, base, 0700, 0, &e);
@@ -31,7 +31,7 @@ static int runtime_base_check(const char *base, const char *what, struct bc_erro
 		close(fd);
 		return 0;
 	}
-	if (what)
+	if (from_env)
 		return bc_error_set(err, -fd, "XDG_RUNTIME_DIR: %s; point it at a directory of yours with "
 				    "mode 0700, or unset it", e.msg);
 	if (fd == -ENOENT)
@@ -48,7 +48,7 @@ int bc_runtime_dir(char *buf, size_t len, struct bc_error *err)
 	char base[64];
 	int r;
 	if (xdg && xdg[0]) {
-		if ((r = runtime_base_check(xdg, "XDG_RUNTIME_DIR", err)) < 0)
+		if ((r = runtime_base_check(xdg, true, err)) < 0)
 			return r;
 		snprintf(buf, len, "%s/browsercage", xdg);
 	} else if (uid == 0) {
@@ -57,7 +57,7 @@ int bc_runtime_dir(char *buf, size_t len, struct bc_error *err)
 		/* Never a fixed name in a directory others can write (/tmp):
 		 * someone else could create it first. */
 		snprintf(base, sizeof base, "/run/user/%u", (unsigned)uid);
-		if ((r = runtime_base_check(base, NULL, err)) < 0)
+		if ((r = runtime_base_check(base, false, err)) < 0)
 			return r;
 		snprintf(buf, len, "%s/browsercage", base);
 	}

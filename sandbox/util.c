@@ -248,8 +248,11 @@ int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, un
 						   : fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return bc_error_errno(err, errno, "%s", shown);
+	size_t ns = strlen(shown), np = strlen(path);
 	if (dirfd == AT_FDCWD)
 		strcpy(prefix, "/");
+	else if (ns > np + 1 && ns - np - 1 < sizeof prefix && strcmp(shown + ns - np, path) == 0)
+		snprintf(prefix, sizeof prefix, "%.*s", (int)(ns - np - 1), shown);   /* dirfd's own name */
 	char *save = NULL, *comp = strtok_r(buf, "/", &save);
 	if (!comp)
 		return bc_error_set(err, EINVAL, "%s: not a directory below /", shown);
@@ -259,7 +262,7 @@ int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, un
 		mode_t want = last ? mode : 0755;
 		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0)
 			return bc_error_set(err, EINVAL, "%s: '.' and '..' are not allowed in the path", shown);
-		int r = state_parent_check(fd, shown, prefix[0] ? prefix : ".", err);
+		int r = state_parent_check(fd, shown, prefix[0] ? prefix : "(the directory it is opened in)", err);
 		if (r < 0)
 			return r;
 		bool made = false;
@@ -296,7 +299,9 @@ int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, un
 				    "rm -r %s) or choose another path", shown, (unsigned)me,
 				    (unsigned)st.st_uid, shown);
 	if (st.st_mode & 07777 & ~mode)
-		return bc_error_set(err, EPERM, "%s has mode %04o, more than %04o (chmod %04o %s)", shown,
+		return bc_error_set(err, EPERM, "%s %s (mode %04o, more than %04o): chmod %04o %s", shown,
+				    st.st_mode & (S_IWGRP | S_IWOTH) & ~mode ? "is writable by group or others"
+									    : "is open to group or others",
 				    (unsigned)(st.st_mode & 07777), (unsigned)mode, (unsigned)mode, shown);
 	return TAKE_FD(fd);
 }
