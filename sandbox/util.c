@@ -265,17 +265,17 @@ int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, un
 		int r = state_parent_check(fd, shown, prefix[0] ? prefix : "(the directory it is opened in)", err);
 		if (r < 0)
 			return r;
+		size_t n = strlen(prefix);
+		snprintf(prefix + n, sizeof prefix - n, "%s%s", n && prefix[n - 1] != '/' ? "/" : "", comp);
 		bool made = false;
 		if (flags & BC_DIR_CREATE) {
 			if (mkdirat(fd, comp, want) == 0)
 				made = true;
 			else if (errno != EEXIST)
-				return bc_error_errno(err, errno, "%s: create %s%s%s", shown, prefix, comp,
+				return bc_error_errno(err, errno, "%s: create %s%s", shown, prefix,
 						      errno == EACCES ? " (create it as root, owned by you, or "
 									"choose another path)" : "");
 		}
-		size_t n = strlen(prefix);
-		snprintf(prefix + n, sizeof prefix - n, "%s%s", n && prefix[n - 1] != '/' ? "/" : "", comp);
 		int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0) {
 			int e = errno;
@@ -298,10 +298,11 @@ int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, un
 		return bc_error_set(err, EPERM, "%s must be owned by uid %u, not uid %u: remove it (as root: "
 				    "rm -r %s) or choose another path", shown, (unsigned)me,
 				    (unsigned)st.st_uid, shown);
-	if (st.st_mode & 07777 & ~mode)
+	/* permission bits only: a setgid or sticky bit on it gives nobody access */
+	if (st.st_mode & 0777 & ~mode)
 		return bc_error_set(err, EPERM, "%s %s (mode %04o, more than %04o): chmod %04o %s", shown,
 				    st.st_mode & (S_IWGRP | S_IWOTH) & ~mode ? "is writable by group or others"
 									    : "is open to group or others",
-				    (unsigned)(st.st_mode & 07777), (unsigned)mode, (unsigned)mode, shown);
+				    (unsigned)(st.st_mode & 07777), (unsigned)mode, (unsigned)(mode & 0777), shown);
 	return TAKE_FD(fd);
 }

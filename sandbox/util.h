@@ -86,7 +86,7 @@ char *bc_strstrip(char *s);
  * so no component may be a symlink. Every directory on the way must be
  * owned by root or the caller and not writable by group or others unless
  * sticky (/tmp); the last one must be the caller's (or root's with
- * BC_DIR_ROOT_OK) with no permission bits outside MODE. A directory this
+ * BC_DIR_ROOT_OK) with no permission bits (0777) outside MODE. A directory this
  * call creates gets exactly MODE whatever the umask; an EEXIST from a
  * concurrent first run is fine (both callers succeed). SHOWN names the
  * directory in messages (the full path when dirfd is not AT_FDCWD); each
