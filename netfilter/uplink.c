@@ -701,14 +701,12 @@ static int host_table_del(int fd, const char *table, struct bc_error *err)
 
 static int dir_open(struct bc_error *err)
 {
-	if (mkdir("/run/browsercage", 0755) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "mkdir /run/browsercage");
-	if (mkdir(UPLINK_DIR, 0700) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "mkdir " UPLINK_DIR);
-	int fd = open(UPLINK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	/* /run/browsercage is also root's runtime directory: the same mode */
+	int fd = bc_state_dir(AT_FDCWD, "/run/browsercage", "/run/browsercage", 0700, BC_DIR_CREATE, err);
 	if (fd < 0)
-		return bc_error_errno(err, errno, "open " UPLINK_DIR);
-	return fd;
+		return fd;
+	close(fd);
+	return bc_state_dir(AT_FDCWD, UPLINK_DIR, UPLINK_DIR, 0700, BC_DIR_CREATE, err);
 }
 
 /* Remove what a dead holder of slot net left. Returns 1 if anything was

@@ -372,9 +372,18 @@ static void cg_note(struct bc_cgroup *cg, const char *fmt, ...)
 /* ENODEV stands for "controller missing": the message says it all. */
 #define CG_NO_CONTROLLER ENODEV
 
-static const char *cg_hint(int code)
+static const char *cg_hint(const struct bc_cgroup *cg, int code)
 {
-	if (code == EACCES || code == EPERM || code == EROFS)
+	/* Only systemd on cgroup v2 delegates a cgroup to an ordinary user. */
+	bool systemd = access("/run/systemd/system", F_OK) == 0;
+	bool denied = code == EACCES || code == EPERM || code == EROFS;
+	if (denied && geteuid() != 0 && cg->version != 2)
+		return "an unprivileged user cannot have a delegated cgroup on this host (cgroup v1): "
+		       "set [limits] required = no, or run as root";
+	if (denied && geteuid() != 0 && !systemd)
+		return "an unprivileged user cannot have a delegated cgroup on this host (no systemd): "
+		       "set [limits] required = no, or run as root";
+	if (denied && systemd)
 		return "run as root or give this user a delegated cgroup "
 		       "(systemd-run --user -p Delegate=yes), or set [limits] required = no";
 	if (code == CG_NO_CONTROLLER)
@@ -393,7 +402,7 @@ static int cg_refuse(struct bc_cgroup *cg, struct bc_error *err, unsigned limits
 	const char *why = code == CG_NO_CONTROLLER ? "" : strerror(code);
 	const char *colon = *why ? ": " : "";
 	if (cg->required && (limits & cg->wanted))
-		return bc_error_set(err, code, "%s%s%s; %s", what, colon, why, cg_hint(code));
+		return bc_error_set(err, code, "%s%s%s; %s", what, colon, why, cg_hint(cg, code));
 	cg_note(cg, "%s%s%s", what, colon, why);
 	return 0;
 }

@@ -272,6 +272,70 @@ static void check_sysctls(struct bc_doctor *d)
 	}
 }
 
+/* Is profile NAME in the kernel's list (/sys/kernel/security/apparmor/
+ * profiles: one "name (mode)" per line)? */
+static bool apparmor_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *l = list; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "")
+		if (strncmp(l, name, n) == 0 && strncmp(l + n, " (", 2) == 0)
+			return true;
+	return false;
+}
+
+int bc_doctor_apparmor(struct bc_check *c, const char *restrict_text, const char *profiles_text,
+		       bool installed)
+{
+	static const char *const need[] = { "browsercage", "browsercage-chromium-browser" };
+	const char *file = BC_APPARMOR_PROFILE;
+	*c = (struct bc_check){ .status = BC_CHECK_OK };
+	snprintf(c->name, sizeof c->name, "apparmor.profile");
+	if (!restrict_text || strtol(restrict_text, NULL, 10) != 1)
+		return 0;
+	if (!profiles_text) {
+		c->status = BC_CHECK_WARN;
+		snprintf(c->detail, sizeof c->detail, "kernel.apparmor_restrict_unprivileged_userns = 1 and "
+			 "the list of loaded AppArmor profiles cannot be read here: cannot tell whether "
+			 "browsercage's is loaded");
+		snprintf(c->fix, sizeof c->fix, "as root: apparmor_parser -r %s", file);
+		return 1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(need); i++) {
+		if (apparmor_listed(profiles_text, need[i]))
+			continue;
+		c->status = BC_CHECK_FAIL;
+		snprintf(c->detail, sizeof c->detail, "kernel.apparmor_restrict_unprivileged_userns = 1 and "
+			 "AppArmor profile %s is not loaded: the sandbox and Chromium's own sandbox inside "
+			 "it cannot create their user namespaces", need[i]);
+		if (installed)
+			snprintf(c->fix, sizeof c->fix, "as root: apparmor_parser -r %s", file);
+		else
+			snprintf(c->fix, sizeof c->fix, "install the profile (make install puts it in %s) "
+				 "and, as root: apparmor_parser -r %s", file, file);
+		return 1;
+	}
+	snprintf(c->detail, sizeof c->detail, "kernel.apparmor_restrict_unprivileged_userns = 1; AppArmor "
+		 "profiles browsercage and browsercage-chromium-browser are loaded");
+	return 1;
+}
+
+/* Under Ubuntu's user-namespace restriction, browsercage's AppArmor
+ * profile must be loaded. */
+static void check_apparmor(struct bc_doctor *d)
+{
+	_cleanup_free_ char *sysctl = NULL, *list = NULL;
+	struct bc_check c;
+	if (bc_read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &sysctl, NULL, 64) < 0)
+		return;
+	if (bc_read_file("/sys/kernel/security/apparmor/profiles", &list, NULL, 4 << 20) < 0)
+		list = NULL;
+	if (bc_doctor_apparmor(&c, sysctl, list, access(BC_APPARMOR_PROFILE, F_OK) == 0) == 0)
+		return;
+	struct bc_check *slot = add(d, c.name, c.status, "%s", c.detail);
+	if (c.fix[0])
+		fix(slot, "%s", c.fix);
+}
+
 /* In a new user+mount namespace: mount a tmpfs (proves capabilities in
  * it), then create the nested user namespace Chromium's own sandbox needs. */
 static int userns_fn(void *arg, struct bc_error *err)
@@ -640,6 +704,7 @@ size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p)
 		fix(&d->checks[d->n - 1], "browsercage check %s lists them; docs/REVIEWING.md says why each matters",
 		    p->path);
 	check_sysctls(d);
+	check_apparmor(d);
 	bool userns_ok = check_userns(d);
 	check_proc(d, userns_ok);
 	check_seccomp(d, p);

@@ -41,6 +41,15 @@ struct bc_doctor {
  * Returns the number of FAIL checks. */
 size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p);
 
+/* The AppArmor check, from what the kernel says: restrict_text is the
+ * content of /proc/sys/kernel/apparmor_restrict_unprivileged_userns (NULL:
+ * absent), profiles_text that of /sys/kernel/security/apparmor/profiles
+ * (NULL: unreadable), installed whether BC_APPARMOR_PROFILE exists. Returns
+ * 0 when there is nothing to check (no restriction), else 1 with c filled:
+ * ok when browsercage's profiles are loaded, fail (with the fix) when not. */
+int bc_doctor_apparmor(struct bc_check *c, const char *restrict_text, const char *profiles_text,
+		       bool installed);
+
 /* Print the results: one line per check ("ok    name  detail", a "fix:"
  * line under each failure or warning), or with json a JSON array of
  * {check, status, detail, fix}. */

@@ -47,8 +47,12 @@ static int root_open(const char *root, struct bc_error *err)
 {
 	if (!root || root[0] != '/')
 		return bc_error_set(err, EINVAL, "profile root %s: must be an absolute path", root ? root : "(none)");
-	if (mkdir(root, 0755) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "profile root %s", root);
+	/* first use: create it and its parents (/var/lib/browsercage) */
+	struct bc_error e = { 0 };
+	int made = bc_state_dir(AT_FDCWD, root, root, 0755, BC_DIR_CREATE | BC_DIR_ROOT_OK, &e);
+	if (made < 0)
+		return bc_error_set(err, -made, "profile root %s", e.msg);
+	close(made);
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, root, &how, sizeof how);
@@ -70,18 +74,9 @@ static int root_open(const char *root, struct bc_error *err)
 /* A private metadata directory under the root (".leases", ".attempts"). */
 static int meta_open(int root_fd, const char *root, const char *name, struct bc_error *err)
 {
-	if (mkdirat(root_fd, name, 0700) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "%s/%s", root, name);
-	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return bc_error_errno(err, errno, "%s/%s", root, name);
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return bc_error_errno(err, errno, "%s/%s", root, name);
-	if (st.st_uid != getuid() || (st.st_mode & 077))
-		return bc_error_set(err, EPERM, "%s/%s must be owned by uid %u with mode 0700", root, name,
-				    (unsigned)getuid());
-	return TAKE_FD(fd);
+	char shown[4200];
+	snprintf(shown, sizeof shown, "%s/%s", root, name);
+	return bc_state_dir(root_fd, name, shown, 0700, BC_DIR_CREATE, err);
 }
 
 static int lock_byte(int fd, int cmd, short type, off_t byte)

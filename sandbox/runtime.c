@@ -17,33 +17,56 @@
 #include "runtime.h"
 #include "uplink.h"
 
-static int ensure_private_dir(const char *path, struct bc_error *err)
+#define RUNTIME_FIX "set XDG_RUNTIME_DIR to a directory of yours with mode 0700 " \
+	"(mkdir -m 0700 DIR && export XDG_RUNTIME_DIR=DIR)"
+
+/* A base the caller names (XDG_RUNTIME_DIR) or the system gave it
+ * (/run/user/UID): an existing directory of the caller's, mode 0700, on a
+ * path nobody else can change. */
+static int runtime_base_check(const char *base, bool from_env, struct bc_error *err)
 {
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "runtime directory %s", path);
-	struct stat st;
-	if (lstat(path, &st) < 0)
-		return bc_error_errno(err, errno, "runtime directory %s", path);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077))
-		return bc_error_set(err, EPERM, "runtime directory %s must be a directory of uid %u with "
-				    "mode 0700", path, (unsigned)getuid());
-	return 0;
+	struct bc_error e = { 0 };
+	int fd = bc_state_dir(AT_FDCWD, base, base, 0700, 0, &e);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (from_env)
+		return bc_error_set(err, -fd, "XDG_RUNTIME_DIR: %s; point it at a directory of yours with "
+				    "mode 0700, or unset it", e.msg);
+	if (fd == -ENOENT)
+		return bc_error_set(err, ENOENT, "no private runtime directory for uid %u (%s does not "
+				    "exist and XDG_RUNTIME_DIR is not set): " RUNTIME_FIX,
+				    (unsigned)geteuid(), base);
+	return bc_error_set(err, -fd, "runtime directory %s; or " RUNTIME_FIX, e.msg);
 }
 
 int bc_runtime_dir(char *buf, size_t len, struct bc_error *err)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char user_run[64];
-	snprintf(user_run, sizeof user_run, "/run/user/%u", (unsigned)getuid());
-	if (xdg && xdg[0] == '/')
+	uid_t uid = geteuid();
+	char base[64];
+	int r;
+	if (xdg && xdg[0]) {
+		if ((r = runtime_base_check(xdg, true, err)) < 0)
+			return r;
 		snprintf(buf, len, "%s/browsercage", xdg);
-	else if (getuid() == 0)
+	} else if (uid == 0) {
 		snprintf(buf, len, "/run/browsercage");
-	else if (access(user_run, W_OK) == 0)
-		snprintf(buf, len, "%s/browsercage", user_run);
-	else
-		snprintf(buf, len, "/tmp/browsercage-%u", (unsigned)getuid());
-	return ensure_private_dir(buf, err);
+	} else {
+		/* Never a fixed name in a directory others can write (/tmp):
+		 * someone else could create it first. */
+		snprintf(base, sizeof base, "/run/user/%u", (unsigned)uid);
+		if ((r = runtime_base_check(base, false, err)) < 0)
+			return r;
+		snprintf(buf, len, "%s/browsercage", base);
+	}
+	struct bc_error e = { 0 };
+	int fd = bc_state_dir(AT_FDCWD, buf, buf, 0700, BC_DIR_CREATE, &e);
+	if (fd < 0)
+		return bc_error_set(err, -fd, "runtime directory %s", e.msg);
+	close(fd);
+	return 0;
 }
 
 int bc_runtime_register(struct bc_runtime_rec *rec, struct bc_error *err)

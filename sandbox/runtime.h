@@ -21,9 +21,12 @@ struct bc_runtime_rec {
 	char path[4096];
 };
 
-/* The runtime directory: $XDG_RUNTIME_DIR/browsercage, else
- * /run/browsercage for root, else /run/user/UID/browsercage or
- * /tmp/browsercage-UID; created 0700 and checked to be ours. */
+/* The runtime directory: $XDG_RUNTIME_DIR/browsercage when XDG_RUNTIME_DIR
+ * is set (it must be the caller's, mode 0700), else /run/browsercage for
+ * root, else /run/user/UID/browsercage when /run/user/UID is the caller's
+ * (mode 0700); otherwise refused with the fix (set XDG_RUNTIME_DIR), never
+ * a fixed name another user could take first. Created 0700 on first use
+ * through bc_state_dir() and checked to be the caller's. */
 int bc_runtime_dir(char *buf, size_t len, struct bc_error *err);
 
 /* Create and lock the record of a starting sandbox. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sockios.h>
 #include <stdio.h>
 #include <string.h>
@@ -215,4 +216,93 @@ int bc_report(const char *prog, int status, const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	return status;
+}
+
+/* The caller may rely on dir (a parent on the way to a state directory):
+ * nobody but root and the caller can rename or replace what is in it. */
+static int state_parent_check(int fd, const char *shown, const char *prefix, struct bc_error *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return bc_error_errno(err, errno, "%s: %s", shown, prefix);
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return bc_error_set(err, EPERM, "%s: parent directory %s is owned by uid %u, not by root or "
+				    "uid %u: use a path whose parents only root or you can change", shown,
+				    prefix, (unsigned)st.st_uid, (unsigned)geteuid());
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		return bc_error_set(err, EPERM, "%s: parent directory %s is writable by group or others "
+				    "(chmod go-w %s)", shown, prefix, prefix);
+	return 0;
+}
+
+int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, unsigned flags,
+		 struct bc_error *err)
+{
+	char buf[PATH_MAX], prefix[PATH_MAX] = "";
+	uid_t me = geteuid();
+	if (dirfd == AT_FDCWD && path[0] != '/')
+		return bc_error_set(err, EINVAL, "%s: must be an absolute path", shown);
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return bc_error_set(err, ENAMETOOLONG, "%s: path too long", shown);
+	_cleanup_close_ int fd = dirfd == AT_FDCWD ? open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+						   : fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "%s", shown);
+	size_t ns = strlen(shown), np = strlen(path);
+	if (dirfd == AT_FDCWD)
+		strcpy(prefix, "/");
+	else if (ns > np + 1 && ns - np - 1 < sizeof prefix && strcmp(shown + ns - np, path) == 0)
+		snprintf(prefix, sizeof prefix, "%.*s", (int)(ns - np - 1), shown);   /* dirfd's own name */
+	char *save = NULL, *comp = strtok_r(buf, "/", &save);
+	if (!comp)
+		return bc_error_set(err, EINVAL, "%s: not a directory below /", shown);
+	while (comp) {
+		char *next = strtok_r(NULL, "/", &save);
+		bool last = next == NULL;
+		mode_t want = last ? mode : 0755;
+		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0)
+			return bc_error_set(err, EINVAL, "%s: '.' and '..' are not allowed in the path", shown);
+		int r = state_parent_check(fd, shown, prefix[0] ? prefix : "(the directory it is opened in)", err);
+		if (r < 0)
+			return r;
+		size_t n = strlen(prefix);
+		snprintf(prefix + n, sizeof prefix - n, "%s%s", n && prefix[n - 1] != '/' ? "/" : "", comp);
+		bool made = false;
+		if (flags & BC_DIR_CREATE) {
+			if (mkdirat(fd, comp, want) == 0)
+				made = true;
+			else if (errno != EEXIST)
+				return bc_error_errno(err, errno, "%s: create %s%s", shown, prefix,
+						      errno == EACCES ? " (create it as root, owned by you, or "
+									"choose another path)" : "");
+		}
+		int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			int e = errno;
+			return bc_error_errno(err, e, "%s: open %s%s", shown, prefix,
+					      e == ELOOP || e == ENOTDIR ? " (a symlink or not a directory: "
+									   "remove it, or give the real path)" : "");
+		}
+		close(fd);
+		fd = nfd;
+		/* ours and new: exactly the mode asked for, whatever the umask */
+		if (made && fchmod(fd, want) < 0)
+			return bc_error_errno(err, errno, "%s: chmod %s", shown, prefix);
+		comp = next;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return bc_error_errno(err, errno, "%s", shown);
+	bool owner_ok = st.st_uid == me || ((flags & BC_DIR_ROOT_OK) && st.st_uid == 0);
+	if (!owner_ok)
+		return bc_error_set(err, EPERM, "%s must be owned by uid %u, not uid %u: remove it (as root: "
+				    "rm -r %s) or choose another path", shown, (unsigned)me,
+				    (unsigned)st.st_uid, shown);
+	/* permission bits only: a setgid or sticky bit on it gives nobody access */
+	if (st.st_mode & 0777 & ~mode)
+		return bc_error_set(err, EPERM, "%s %s (mode %04o, more than %04o): chmod %04o %s", shown,
+				    st.st_mode & (S_IWGRP | S_IWOTH) & ~mode ? "is writable by group or others"
+									    : "is open to group or others",
+				    (unsigned)(st.st_mode & 07777), (unsigned)mode, (unsigned)(mode & 0777), shown);
+	return TAKE_FD(fd);
 }

@@ -75,3 +75,21 @@ int bc_report(const char *prog, int status, const char *fmt, ...);
 
 /* Trim ASCII whitespace in place; returns s advanced past leading space. */
 char *bc_strstrip(char *s);
+
+/* Flags for bc_state_dir(). */
+#define BC_DIR_CREATE  0x1u   /* create it (and missing parents, 0755) */
+#define BC_DIR_ROOT_OK 0x2u   /* it may be owned by root as well as by the caller */
+
+/* Open a directory the launcher keeps state in, creating it on first use:
+ * PATH is taken one component at a time below dirfd (AT_FDCWD: PATH is
+ * absolute and the walk starts at /) with openat(O_DIRECTORY|O_NOFOLLOW),
+ * so no component may be a symlink. Every directory on the way must be
+ * owned by root or the caller and not writable by group or others unless
+ * sticky (/tmp); the last one must be the caller's (or root's with
+ * BC_DIR_ROOT_OK) with no permission bits (0777) outside MODE. A directory this
+ * call creates gets exactly MODE whatever the umask; an EEXIST from a
+ * concurrent first run is fine (both callers succeed). SHOWN names the
+ * directory in messages (the full path when dirfd is not AT_FDCWD); each
+ * refusal says how to fix it. Returns an O_DIRECTORY fd or -errno. */
+int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, unsigned flags,
+		 struct bc_error *err);

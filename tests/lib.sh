@@ -86,6 +86,16 @@ make_test_user() {
 	on_exit "userdel $TEST_USER >/dev/null 2>&1"
 	TEST_UID=$(id -u "$TEST_USER")
 	TEST_GID=$(id -g "$TEST_USER")
+	make_runtime_dir "$TEST_UID"
+}
+
+# make_runtime_dir UID: /run/user/UID, owned by UID with mode 0700, as a
+# login manager makes it (the launcher's runtime directory for a user who
+# sets no XDG_RUNTIME_DIR); removed at exit if it was made here.
+make_runtime_dir() {
+	[ -e "/run/user/$1" ] && return 0
+	mkdir -p /run/user && install -d -m 0700 -o "$1" -g "$(id -g "$1")" "/run/user/$1" || return 0
+	on_exit "rm -rf /run/user/$1"
 }
 
 # as_prefix USER: sets the array AS_PREFIX to what runs a command as USER

@@ -9,7 +9,7 @@ set -u
 launcher_setup
 
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then owner=65534; rundir=/run/browsercage; else owner=$TEST_UID; rundir=/tmp/browsercage-$TEST_UID; fi
+	if [ "$who" = root ]; then owner=65534; rundir=/run/browsercage; else owner=$TEST_UID; rundir=/run/user/$TEST_UID/browsercage; fi
 	# Everything owned by the sandbox's own host uid: permissions alone
 	# would let the sandbox write all of it.
 	st=$SCRATCH/state-$who; mkdir -p "$st/etc" "$st/log" "$st/profiles/a" "$st/profiles/b"

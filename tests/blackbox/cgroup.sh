@@ -39,6 +39,7 @@ cleanup() {
 	for d in $(find /sys/fs/cgroup -maxdepth 8 -type d -name browsercage 2>/dev/null); do
 		echo "$parents_before" | grep -qxF "$d" || rmdir "$d" 2>/dev/null
 	done
+	[ -n "${uid:-}" ] && [ -e "$tmp/made-run-user" ] && rm -rf "/run/user/$uid"
 	id "$user" >/dev/null 2>&1 && userdel "$user" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -163,13 +164,17 @@ if ! useradd -M -d /nonexistent -s /bin/sh "$user" 2>"$tmp/useradd.err"; then
 fi
 uid=$(id -u "$user")
 gid=$(id -g "$user")
+# its runtime directory, as a login manager makes it
+[ -e "/run/user/$uid" ] || { install -d -m 0700 -o "$uid" -g "$gid" "/run/user/$uid" && touch "$tmp/made-run-user"; }
 asuser() { setpriv --reuid="$uid" --regid="$gid" --clear-groups "$@"; }
 asuser "$C" run --memory 64M --pids 32 -- echo ran >"$tmp/u1" 2>"$tmp/u1.err"
 echo $? >"$tmp/u1.rc"
 echo "# refusal: $(cat "$tmp/u1.err")"
 check "unprivileged + required: refused with 125" [ "$(cat "$tmp/u1.rc")" = 125 ]
 check "refusal names the cause" grep -q "Permission denied" "$tmp/u1.err"
-check "refusal says what to configure" sh -c "grep -q 'Delegate=yes' '$tmp/u1.err' && grep -q 'required = no' '$tmp/u1.err'"
+# Delegation is a way out only where systemd runs on cgroup v2.
+if [ -d /run/systemd/system ] && [ "$version" = 2 ]; then way=Delegate=yes; else way='or run as root'; fi
+check "refusal says what to configure on this host" sh -c "grep -q '$way' '$tmp/u1.err' && grep -q 'required = no' '$tmp/u1.err'"
 check "refused command never ran" sh -c "! grep -q '^ran' '$tmp/u1'"
 asuser "$C" run --optional --memory 64M --pids 32 -- echo ran >"$tmp/u2" 2>"$tmp/u2.err"
 echo $? >"$tmp/u2.rc"

@@ -23,7 +23,7 @@ CHROMIUM=/usr/lib/chromium/chromium
 if [ -z "${LIMITS_ONLY_ROOT:-}" ]; then
 	make_test_user
 	mkdir "$SCRATCH/u" && chown "$TEST_UID:$TEST_GID" "$SCRATCH/u"
-	on_exit "rm -rf /tmp/browsercage-$TEST_UID /run/user/$TEST_UID/browsercage"
+	on_exit "rm -rf /run/user/$TEST_UID/browsercage"
 fi
 
 # Host processes and records this test may leave are killed by marker.
@@ -44,7 +44,7 @@ wait_ready() {
 # Directories named bc-SESSION in any cgroup hierarchy.
 cgroups_of() { find /sys/fs/cgroup -type d -name "bc-$1" 2>/dev/null; }
 no_cgroup() { [ -z "$(cgroups_of "$1")" ]; }
-record_of() { ls /run/browsercage/"$1".run /tmp/browsercage-*/"$1".run /run/user/*/browsercage/"$1".run 2>/dev/null; }
+record_of() { ls /run/browsercage/"$1".run /run/user/*/browsercage/"$1".run 2>/dev/null; }
 no_record() { [ -z "$(record_of "$1")" ]; }
 no_proc() { ! pgrep -f "^$1" >/dev/null; }
 
