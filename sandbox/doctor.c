@@ -36,6 +36,7 @@
 #include "commands.h"
 #include "doctor.h"
 #include "launch.h"
+#include "hostids.h"
 #include "lease.h"
 #include "nft.h"
 #include "seccomp.h"
@@ -983,9 +984,12 @@ int bc_cmd_prepare(int argc, char **argv)
 		goto out;
 	}
 
-	bool root_mode = getuid() == 0;
-	uid_t uid = root_mode ? p.host_uid : getuid();
-	gid_t gid = root_mode ? p.host_gid : getgid();
+	uid_t uid;
+	gid_t gid;
+	if (bc_ids_profile_owner(&uid, &gid, &err) < 0) {
+		fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+		goto out;
+	}
 	if (label) {
 		int r = profile_create(root, label, uid, gid, dir, sizeof dir, &err);
 		if (r < 0 || profile_check_lease(root, label, as.task, uid, gid, &err) < 0) {

@@ -45,7 +45,7 @@ static int rootfs_add(struct bc_rootfs *r, const char *dest, const char *src, in
 		return -ENOMEM;
 	r->binds = b;
 	b = &r->binds[r->n_binds];
-	*b = (struct bc_bind){ .dest = strdup(dest), .src = strdup(src), .fd = fd,
+	*b = (struct bc_bind){ .dest = strdup(dest), .src = strdup(src), .fd = fd, .tree_fd = -1,
 			       .kind = kind, .is_dir = is_dir };
 	if (!b->dest || !b->src) {
 		free(b->dest);
@@ -98,7 +98,7 @@ int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid,
 	char path[4096];
 	int ret;
 
-	*r = (struct bc_rootfs){ .policy = p, .uid = uid, .gid = gid };
+	*r = (struct bc_rootfs){ .policy = p, .uid = uid, .gid = gid, .template_tree = -1 };
 	for (size_t i = 0; i < ARRAY_SIZE(usr_links); i++) {
 		snprintf(path, sizeof path, "/%s", usr_links[i]);
 		if ((ret = rootfs_add_host(r, path, path, BC_BIND_RO, true, err)) < 0)
@@ -157,12 +157,47 @@ fail:
 	return ret;
 }
 
+static int idmapped_tree(int fd, const char *path, bool ro, int userns_fd, struct bc_error *err)
+{
+	int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return bc_error_errno(err, errno, "clone mount of %s", path);
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			    (ro ? MOUNT_ATTR_RDONLY : MOUNT_ATTR_NOEXEC),
+		.userns_fd = (uint64_t)userns_fd,
+	};
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
+		int e = errno;
+		close(tree);
+		return bc_error_errno(err, e, "%s: cannot make an idmapped mount of it, which each "
+				      "sandbox's own host uid needs (keep profiles on ext4, xfs, btrfs, "
+				      "or tmpfs with Linux 6.3 or later, and nothing mounted below)", path);
+	}
+	return tree;
+}
+
+int bc_rootfs_idmap(struct bc_rootfs *r, int userns_fd, struct bc_error *err)
+{
+	for (size_t i = 0; i < r->n_binds; i++) {
+		struct bc_bind *b = &r->binds[i];
+		if (b->kind != BC_BIND_RW || b->tree_fd >= 0)
+			continue;
+		if ((b->tree_fd = idmapped_tree(b->fd, b->src, false, userns_fd, err)) < 0)
+			return b->tree_fd;
+	}
+	if (r->template_dir && r->template_fd >= 0 && r->template_tree < 0 &&
+	    (r->template_tree = idmapped_tree(r->template_fd, r->template_dir, true, userns_fd, err)) < 0)
+		return r->template_tree;
+	return 0;
+}
+
 bool bc_rootfs_owns_fd(const struct bc_rootfs *r, int fd)
 {
-	if (r->template_dir && r->template_fd == fd)
+	if (r->template_dir && (r->template_fd == fd || r->template_tree == fd))
 		return true;
 	for (size_t i = 0; i < r->n_binds; i++)
-		if (r->binds[i].fd == fd)
+		if (r->binds[i].fd == fd || r->binds[i].tree_fd == fd)
 			return true;
 	return false;
 }
@@ -173,11 +208,20 @@ void bc_rootfs_close_fds(struct bc_rootfs *r)
 		close(r->template_fd);
 		r->template_fd = -1;
 	}
-	for (size_t i = 0; i < r->n_binds; i++)
+	if (r->template_tree >= 0) {
+		close(r->template_tree);
+		r->template_tree = -1;
+	}
+	for (size_t i = 0; i < r->n_binds; i++) {
 		if (r->binds[i].fd >= 0) {
 			close(r->binds[i].fd);
 			r->binds[i].fd = -1;
 		}
+		if (r->binds[i].tree_fd >= 0) {
+			close(r->binds[i].tree_fd);
+			r->binds[i].tree_fd = -1;
+		}
+	}
 }
 
 void bc_rootfs_free(struct bc_rootfs *r)
@@ -273,9 +317,10 @@ static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
 		return 0;
 	}
 
-	if (fstat(b->fd, &want) < 0 || fstat(fd, &got) < 0)
+	/* an idmapped tree is the pinned source itself (bc_rootfs_idmap) */
+	if (b->tree_fd < 0 && (fstat(b->fd, &want) < 0 || fstat(fd, &got) < 0))
 		return bc_error_errno(err, errno, "stat %s", b->src);
-	if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+	if (b->tree_fd < 0 && (want.st_dev != got.st_dev || want.st_ino != got.st_ino))
 		return bc_error_set(err, EXDEV, "%s changed while the sandbox was being built", b->src);
 
 	if (b->is_dir)
@@ -299,6 +344,11 @@ static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
 	}
 	if (r < 0)
 		return bc_error_errno(err, -r, "create mount point %s", b->dest);
+	if (b->tree_fd >= 0) {
+		if (move_mount(b->tree_fd, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return bc_error_errno(err, errno, "mount %s on %s", b->src, b->dest);
+		return 0;
+	}
 
 	_cleanup_close_ int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 					     AT_RECURSIVE | AT_EMPTY_PATH);
@@ -508,7 +558,7 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 	for (size_t i = 0; i < r->n_binds; i++)
 		fds[i] = -1;
 	for (size_t i = 0; i < r->n_binds; i++) {
-		if (sorted[i].kind == BC_LINK)
+		if (sorted[i].kind == BC_LINK || sorted[i].tree_fd >= 0)
 			continue;
 		fds[i] = open_path(sorted[i].src, sorted[i].kind == BC_BIND_RW);
 		if (fds[i] < 0) {
@@ -517,7 +567,11 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 		}
 	}
 
-	if (r->template_dir && (tmpl = open_path(r->template_dir, true)) < 0) {
+	if (r->template_tree >= 0 && (tmpl = fcntl(r->template_tree, F_DUPFD_CLOEXEC, 3)) < 0)
+		tmpl = -errno;
+	else if (r->template_dir && r->template_tree < 0)
+		tmpl = open_path(r->template_dir, true);
+	if (r->template_dir && tmpl < 0) {
 		ret = bc_error_errno(err, -tmpl, "reopen template %s", r->template_dir);
 		goto out;
 	}
