@@ -1,0 +1,122 @@
+#!/bin/bash
+# attacks/ids.sh: host identities. A root-launched sandbox exhausts the
+# per-user kernel counts it can reach (inotify instances, fanotify groups)
+# while a host root process still gets its own; a host process running
+# as nobody cannot signal it; two sandboxes at once run as different host
+# uids, none of them an account; a slot is free again after the sandbox
+# ends, after a kill -9 of its launcher too; a range that holds an
+# account is refused with the fix.
+set -u
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
+
+launcher_setup 'python3' 'setpriv (util-linux)' 'flock (util-linux)'
+offline_policy
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+
+max_i=$(cat /proc/sys/fs/inotify/max_user_instances)
+max_f=$(cat /proc/sys/fs/fanotify/max_user_groups 2>/dev/null || echo 128)
+want=$(( (max_i > max_f ? max_i : max_f) + 8 )); [ "$want" -gt 4096 ] && want=4096
+
+# start_sandbox NAME CMD...: a root sandbox in the background, its output
+# in $SCRATCH/NAME.out; sets LPID (launcher) once "up" is printed inside.
+start_sandbox() {
+	local name=$1; shift
+	as_exec root "$BC" run --policy "$POL" -- "$@" >"$SCRATCH/$name.out" 2>&1 &
+	LPID=$!
+	on_exit "kill -9 $LPID 2>/dev/null"
+	for _ in $(seq 300); do grep -qs '^held \|^up$' "$SCRATCH/$name.out" && return 0; sleep 0.1; done
+	return 1
+}
+# sandbox_pid1 LPID: the host pid of the sandbox's pid 1 (the launcher's
+# child running as an id of the range).
+sandbox_pid1() {
+	local c
+	[ -n "$1" ] || return 1
+	for c in $(ps -o pid= --ppid "$1"); do
+		in_id_range "$(awk '/^Uid:/ { print $3 }' /proc/$c/status 2>/dev/null || echo 0)" && { echo $c; return 0; }
+	done
+	return 1
+}
+host_uid_of() { awk '/^Uid:/ { print ($2 == $3 && $3 == $4 && $4 == $5) ? $2 : "mixed" }' /proc/$1/status; }
+host_gid_of() { awk '/^Gid:/ { print ($2 == $3 && $3 == $4 && $4 == $5) ? $2 : "mixed" }' /proc/$1/status; }
+slot_lock() { echo "/run/browsercage/ids/$(( $1 - ROOT_OWNER )).lock"; }
+lock_free() { flock -n "$1" true; }
+gone() { for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done; return 1; }
+
+# ---- per-user kernel counts ------------------------------------------------
+start_sandbox a "$PROBE" notify-hold "$want" 120
+check "(sandbox A is up and holds what it could)" grep -q '^held ' "$SCRATCH/a.out"
+read -r _ ni nf < <(grep '^held ' "$SCRATCH/a.out")
+check "A opened inotify instances up to a limit ($ni of $want asked, max_user_instances $max_i)" \
+	eval "[ ${ni:-0} -ge 1 ] && [ ${ni:-0} -le $max_i ]"
+check "A opened fanotify groups up to a limit ($nf of $want asked, max_user_groups $max_f)" \
+	eval "[ ${nf:-0} -ge 1 ] && [ ${nf:-0} -le $max_f ]"
+check "meanwhile a host root process can still inotify_init and fanotify_init" \
+	"$PY" -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+i = libc.inotify_init1(0)
+if i < 0: sys.exit("inotify_init1: " + os.strerror(ctypes.get_errno()))
+f = libc.fanotify_init(0x200, 0)
+if f < 0: sys.exit("fanotify_init: " + os.strerror(ctypes.get_errno()))'
+
+# ---- who the sandbox is on the host ----------------------------------------
+apid=$LPID
+a1=$(sandbox_pid1 $apid) || a1=
+check "(A's pid 1 runs as an id of browsercage's range)" [ -n "$a1" ]
+[ -n "$a1" ] || { done_testing; exit 1; }
+auid=$(host_uid_of "$a1"); agid=$(host_gid_of "$a1")
+check "A's host uid $auid (real, effective, saved, fs) is a slot of the range" in_id_range "$auid"
+check "A's host gid $agid is the same slot's gid" [ "$agid" = $((ROOT_GROUP + auid - ROOT_OWNER)) ]
+check "A's host uid is no account (getent passwd)" ! getent passwd "$auid"
+check "A's host gid is no group (getent group)" ! getent group "$agid"
+check "A's user namespace is owned by its host uid (NS_GET_OWNER_UID)" \
+	[ "$("$PY" -c '
+import fcntl, os, struct, sys
+fd = os.open("/proc/%s/ns/user" % sys.argv[1], os.O_RDONLY)
+print(struct.unpack("I", fcntl.ioctl(fd, 0xb704, b"\0" * 4))[0])' "$a1" 2>&1)" = "$auid" ]
+pids="$a1 $(ps -o pid= --ppid "$a1" 2>/dev/null)"
+check "(A has its command's process too)" [ "$(wc -w <<<"$pids")" -ge 2 ]
+for p in $pids; do
+	check "host nobody cannot signal A's process $p" \
+		! setpriv --reuid=65534 --regid=65534 --clear-groups -- kill -0 "$p"
+done
+check "A holds its slot's lock" ! lock_free "$(slot_lock "$auid")"
+
+start_sandbox b /bin/sh -c 'echo up; exec sleep 120'
+bpid=$LPID
+b1=$(sandbox_pid1 $bpid) || b1=
+buid=$([ -n "$b1" ] && host_uid_of "$b1")
+check "B, started beside A, runs as another host uid ($buid, A: $auid)" \
+	eval "in_id_range '$buid' && [ '$buid' != '$auid' ]"
+
+# ---- slots are freed ---------------------------------------------------------
+kill -TERM $apid; wait $apid 2>/dev/null
+check "after A ended, its slot is free" lock_free "$(slot_lock "$auid")"
+check "(B still holds its own)" ! lock_free "$(slot_lock "$buid")"
+kill -KILL $bpid; wait $bpid 2>/dev/null
+check "after a kill -9 of B's launcher, B's pid 1 ends (its death signal)" eval "[ -n '$b1' ] && gone '$b1'"
+check "...and B's slot is free" lock_free "$(slot_lock "$buid")"
+"$BC" gc >/dev/null 2>&1
+
+# ---- unprivileged callers map to themselves -----------------------------------
+out=$(as "$TEST_USER" "$BC" run --policy "$POL" -- /bin/cat /proc/self/uid_map 2>&1)
+check "$TEST_USER: the sandbox user maps to the caller's own uid" \
+	grep -Eq "^ +1000 +$TEST_UID +1\$" <<<"$out"
+
+# ---- a range that holds an account is refused -----------------------------------
+# (in a mount namespace of our own: the host's /etc/subuid stays as it is)
+printf 'browsercage:%s:16\n' "$((TEST_UID - 3))" >"$SCRATCH/subuid"
+printf 'browsercage:%s:16\n' "$((TEST_GID - 3))" >"$SCRATCH/subgid"
+err=$(unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid &&
+	exec "$3" run --policy "$4" -- /bin/true' sh "$SCRATCH/subuid" "$SCRATCH/subgid" "$BC" "$POL" 2>&1); rc=$?
+check "a browsercage range holding an account ($TEST_USER, uid $TEST_UID) is refused, naming the fix" \
+	exited_with $rc 125 "range $((TEST_UID - 3))-$((TEST_UID + 12)) holds uid [0-9]+ of account '[^']+' \\(/etc/passwd\\).*/etc/subuid and /etc/subgid" "$err"
+printf 'browsercage:%s:16\nsomeone:%s:65536\n' "$ROOT_OWNER" "$((ROOT_OWNER + 8))" >"$SCRATCH/subuid"
+printf 'browsercage:%s:16\n' "$ROOT_GROUP" >"$SCRATCH/subgid"
+err=$(unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid &&
+	exec "$3" run --policy "$4" -- /bin/true' sh "$SCRATCH/subuid" "$SCRATCH/subgid" "$BC" "$POL" 2>&1); rc=$?
+check "a browsercage range overlapping another subordinate range is refused" \
+	exited_with $rc 125 "overlaps the subordinate uids of 'someone'" "$err"
+
+done_testing
