@@ -474,12 +474,42 @@ static int build_proc(struct bc_error *err)
  * must be the inode the supervisor checked; upper and work live on a
  * detached tmpfs that is never attached anywhere, so it leaves no trace in
  * the mount table and vanishes with the namespace. */
+#define TEMPLATE_STAGE ".template-lower"
+
+/* An idmapped template (root mode) is attached on the staging root first:
+ * overlayfs takes no detached layer. Detached again once the overlay
+ * holds it (mount_template_unstage), so it never reaches the sandbox's
+ * mount table. Returns an O_PATH fd of the attached layer. */
+static int mount_template_stage(int tree, struct bc_error *err)
+{
+	if (mkdir(TEMPLATE_STAGE, 0700) < 0)
+		return bc_error_errno(err, errno, "mkdir the template's staging point");
+	if (move_mount(tree, "", AT_FDCWD, TEMPLATE_STAGE, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return bc_error_errno(err, errno, "attach the template's idmapped mount");
+	int fd = open(TEMPLATE_STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	return fd < 0 ? bc_error_errno(err, errno, "open the template's idmapped mount") : fd;
+}
+
+static int mount_template_unstage(struct bc_error *err)
+{
+	if (umount2(TEMPLATE_STAGE, MNT_DETACH) < 0 || rmdir(TEMPLATE_STAGE) < 0)
+		return bc_error_errno(err, errno, "detach the template's staging mount");
+	return 0;
+}
+
 static int mount_template(const struct bc_rootfs *r, int lower, struct bc_error *err)
 {
 	const char *dest = rel(r->profile);
 	char size[32];
 	struct stat want, got;
 	int ret;
+	_cleanup_close_ int staged = -1;
+
+	if (r->template_tree >= 0) {
+		if ((staged = mount_template_stage(lower, err)) < 0)
+			return staged;
+		lower = staged;
+	}
 
 	if (fstat(r->template_fd, &want) < 0 || fstat(lower, &got) < 0)
 		return bc_error_errno(err, errno, "stat template %s", r->template_dir);
@@ -514,7 +544,7 @@ static int mount_template(const struct bc_rootfs *r, int lower, struct bc_error 
 					   MOUNT_ATTR_NOEXEC);
 	if (omnt < 0 || move_mount(omnt, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return bc_error_errno(err, errno, "mount the overlay over template %s", r->template_dir);
-	return 0;
+	return staged >= 0 ? mount_template_unstage(err) : 0;
 }
 
 /* Create dir (relative) owned by the sandbox user, refusing a symlink. */
