@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "hostids.h"
+#include "runtime.h"
 
 /* Parse a decimal uint32 of [s, end); false on anything else. */
 static bool parse_u32(const char *s, const char *end, uint32_t *out)
@@ -118,6 +120,29 @@ int bc_ids_db_overlap(const char *text, uint32_t start, uint32_t count, uint32_t
 	return 0;
 }
 
+int bc_ids_find_owner(const char *text, const char *name, uint32_t id, uint32_t *start,
+		      uint32_t *count)
+{
+	unsigned no = 1;
+	char idstr[16];
+	snprintf(idstr, sizeof idstr, "%u", id);
+	FOR_EACH_LINE(text, line, end, no) {
+		const char *f[4], *fe[4];
+		uint32_t s, c;
+		if (fields(line, end, f, fe, 4) != 3 || !parse_u32(f[1], fe[1], &s) ||
+		    !parse_u32(f[2], fe[2], &c) || c == 0 || (uint64_t)s + c > UINT32_MAX)
+			continue;
+		size_t n = (size_t)(fe[0] - f[0]);
+		if ((name && n == strlen(name) && !memcmp(f[0], name, n)) ||
+		    (n == strlen(idstr) && !memcmp(f[0], idstr, n))) {
+			*start = s;
+			*count = c;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* A file that may be missing (then empty text). */
 static int read_optional(const char *path, char **out, struct bc_error *err)
 {
@@ -186,20 +211,79 @@ int bc_ids_profile_owner(uid_t *uid, gid_t *gid, struct bc_error *err)
 	return 0;
 }
 
-static int ids_dir_open(struct bc_error *err)
+int bc_ids_caller_range(struct bc_id_range *r, struct bc_error *err)
 {
-	if (mkdir("/run/browsercage", 0700) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "mkdir /run/browsercage");
-	if (mkdir(BC_IDS_DIR, 0700) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "mkdir " BC_IDS_DIR);
-	int fd = open(BC_IDS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_free_ char *subuid = NULL, *subgid = NULL;
+	uint32_t us, uc, gs, gc;
+	if (access(BC_NEWUIDMAP, X_OK) < 0 || access(BC_NEWGIDMAP, X_OK) < 0)
+		return 0;
+	if (read_optional("/etc/subuid", &subuid, err) < 0 || read_optional("/etc/subgid", &subgid, err) < 0)
+		return -err->code;
+	struct passwd *pw = getpwuid(getuid());
+	struct group *gr = getgrgid(getgid());
+	if (!bc_ids_find_owner(subuid, pw ? pw->pw_name : NULL, getuid(), &us, &uc) ||
+	    !bc_ids_find_owner(subgid, pw ? pw->pw_name : (gr ? gr->gr_name : NULL), getuid(), &gs, &gc))
+		return 0;
+	*r = (struct bc_id_range){ .uid = us, .gid = gs, .count = uc < gc ? uc : gc, .configured = true,
+				   .subordinate = true };
+	return 1;
+}
+
+int bc_ids_newidmap(pid_t pid, uid_t inside_uid, gid_t inside_gid, const struct bc_host_ids *ids,
+		    struct bc_error *err)
+{
+	for (int i = 0; i < 2; i++) {
+		const char *tool = i ? BC_NEWGIDMAP : BC_NEWUIDMAP;
+		char spid[16], in[16], out[16];
+		snprintf(spid, sizeof spid, "%d", (int)pid);
+		snprintf(in, sizeof in, "%u", i ? (unsigned)inside_gid : (unsigned)inside_uid);
+		snprintf(out, sizeof out, "%u", i ? (unsigned)ids->gid : (unsigned)ids->uid);
+		pid_t child = fork();
+		if (child < 0)
+			return bc_error_errno(err, errno, "fork for %s", tool);
+		if (child == 0) {
+			int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+			if (null >= 0)
+				dup2(null, 1);
+			execl(tool, tool, spid, in, out, "1", (char *)NULL);
+			_exit(127);
+		}
+		int status;
+		while (waitpid(child, &status, 0) < 0)
+			if (errno != EINTR)
+				return bc_error_errno(err, errno, "wait for %s", tool);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			return bc_error_set(err, EPERM, "%s %s %s %s 1 failed (status %d): check your entries in "
+					    "/etc/subuid and /etc/subgid", tool, spid, in, out,
+					    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+	return 0;
+}
+
+static int ids_dir_open(const struct bc_id_range *r, struct bc_error *err)
+{
+	char dir[4096];
+	if (r->subordinate) {
+		int ret = bc_runtime_dir(dir, sizeof dir - 8, err);
+		if (ret < 0)
+			return ret;
+		strcat(dir, "/ids");
+	} else {
+		if (mkdir("/run/browsercage", 0700) < 0 && errno != EEXIST)
+			return bc_error_errno(err, errno, "mkdir /run/browsercage");
+		snprintf(dir, sizeof dir, "%s", BC_IDS_DIR);
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return bc_error_errno(err, errno, "mkdir %s", dir);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return bc_error_errno(err, errno, "open " BC_IDS_DIR);
+		return bc_error_errno(err, errno, "open %s", dir);
 	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0022)) {
+	if (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 0022)) {
 		close(fd);
-		return bc_error_set(err, EPERM, BC_IDS_DIR " must be a directory of root, not writable by "
-				    "others (chown root " BC_IDS_DIR "; chmod 0700 " BC_IDS_DIR ")");
+		return bc_error_set(err, EPERM, "%s must be a directory of uid %u, not writable by others "
+				    "(chown %u %s; chmod 0700 %s)", dir, (unsigned)getuid(), (unsigned)getuid(),
+				    dir, dir);
 	}
 	return fd;
 }
@@ -213,10 +297,11 @@ static bool ids_unused(uid_t uid, gid_t gid)
 int bc_ids_take(const struct bc_id_range *r, const char *session, struct bc_host_ids *ids,
 		struct bc_error *err)
 {
-	_cleanup_close_ int dfd = ids_dir_open(err);
+	_cleanup_close_ int dfd = ids_dir_open(r, err);
 	if (dfd < 0)
 		return dfd;
-	for (uint32_t s = 1; s < r->count; s++) {
+	/* the host range's first id is the profile owner, never a slot */
+	for (uint32_t s = r->subordinate ? 0 : 1; s < r->count; s++) {
 		char name[32];
 		snprintf(name, sizeof name, "%u.lock", s);
 		int fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -238,6 +323,10 @@ int bc_ids_take(const struct bc_id_range *r, const char *session, struct bc_host
 		*ids = (struct bc_host_ids){ .uid = r->uid + s, .gid = r->gid + s, .slot = s, .lock_fd = fd };
 		return 0;
 	}
+	if (r->subordinate)
+		return bc_error_set(err, EUSERS, "every id of your subordinate range %u-%u is in use by a "
+				    "sandbox (or an account); widen your entries in /etc/subuid and /etc/subgid",
+				    r->uid, r->uid + r->count - 1);
 	return bc_error_set(err, EUSERS, "every host id of browsercage's range %u-%u is in use by a "
 			    "sandbox%s", r->uid + 1, r->uid + r->count - 1,
 			    r->configured ? "; widen the '" BC_IDS_NAME "' lines of /etc/subuid and /etc/subgid"

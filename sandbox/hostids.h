@@ -17,7 +17,16 @@
  * only when both are gone, after a kill -9 too) and its user namespace is
  * created with that uid as the effective uid, so the kernel's per-user
  * counts fall on it. A slot whose uid or gid names an account (NSS
- * included) is skipped. */
+ * included) is skipped.
+ *
+ * An unprivileged caller with a subordinate range of its own (its entries
+ * in /etc/subuid and /etc/subgid, and newuidmap/newgidmap installed) gets
+ * the same for a sandbox with an ephemeral profile: a slot of its range
+ * (every id of it, locked under its runtime directory), mapped with
+ * newuidmap. Its user namespace is still created under the caller's uid
+ * (the kernel charges an unprivileged caller's namespaces to it whatever
+ * it maps), and an assigned profile or a template keeps the caller's own
+ * uid: only host root can make the idmapped mount a changing uid needs. */
 #pragma once
 
 #include <stdbool.h>
@@ -30,11 +39,14 @@
 #define BC_IDS_DEFAULT_COUNT 65536u
 #define BC_IDS_NAME "browsercage"
 #define BC_IDS_DIR "/run/browsercage/ids"
+#define BC_NEWUIDMAP "/usr/bin/newuidmap"
+#define BC_NEWGIDMAP "/usr/bin/newgidmap"
 
 struct bc_id_range {
 	uint32_t uid, gid;     /* first id of each: the profile owner */
 	uint32_t count;        /* ids in each, 2 or more */
 	bool configured;       /* from /etc/subuid and /etc/subgid, not the default */
+	bool subordinate;      /* an unprivileged caller's own range: every id a slot */
 };
 
 struct bc_host_ids {
@@ -58,6 +70,21 @@ int bc_ids_sub_overlap(const char *text, uint32_t start, uint32_t count, char *w
  * field) lie in [start, start+count)? Returns 1 with *id and name set. */
 int bc_ids_db_overlap(const char *text, uint32_t start, uint32_t count, uint32_t *id,
 		      char *name, size_t len);
+
+/* Pure: the first range of a subuid/subgid text that belongs to the user
+ * (by name or by numeric id). Returns 1 with *start and *count, else 0. */
+int bc_ids_find_owner(const char *text, const char *name, uint32_t id, uint32_t *start,
+		      uint32_t *count);
+
+/* An unprivileged caller's own subordinate range (hostids.h, top).
+ * Returns 1 with r filled, 0 if it has none or newuidmap/newgidmap are
+ * missing, -errno. */
+int bc_ids_caller_range(struct bc_id_range *r, struct bc_error *err);
+
+/* Map the sandbox user (inside_uid/inside_gid) of process pid to ids
+ * with newuidmap and newgidmap (a caller's subordinate range). */
+int bc_ids_newidmap(pid_t pid, uid_t inside_uid, gid_t inside_gid, const struct bc_host_ids *ids,
+		    struct bc_error *err);
 
 /* Load and check the range from /etc/subuid, /etc/subgid, /etc/passwd
  * and /etc/group. Refuses (-EEXIST, -EINVAL) with a message that names

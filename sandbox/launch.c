@@ -249,6 +249,10 @@ int bc_launch_prepare(struct bc_launch *l, struct bc_error *err)
 			return r;
 		l->profile_uid = l->ids.uid;
 		l->profile_gid = l->ids.gid;
+	} else {
+		int r = bc_ids_caller_range(&l->ids, err);
+		if (r < 0)
+			return r;
 	}
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
 		return bc_error_errno(err, errno, "getrandom");
@@ -456,7 +460,7 @@ static pid_t worker_spawn(const struct bc_launch *l, const struct bc_rootfs *rfs
  * namespace gave us, which the setup still needs. */
 static int become_sandbox_user(const struct bc_launch *l, uid_t uid, gid_t gid, struct bc_error *err)
 {
-	if (l->root_mode && setgroups(0, NULL) < 0)
+	if ((l->root_mode || l->subordinate) && setgroups(0, NULL) < 0)
 		return bc_error_errno(err, errno, "setgroups");
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return bc_error_errno(err, errno, "PR_SET_KEEPCAPS");
@@ -845,6 +849,8 @@ static int write_id_maps(const struct bc_launch *l, pid_t pid, struct bc_error *
 {
 	const struct bc_policy *p = l->policy;
 	char map[64];
+	if (l->subordinate)
+		return bc_ids_newidmap(pid, p->uid, p->gid, &l->host, err);
 	uid_t host_uid = l->root_mode ? l->host.uid : l->caller_uid;
 	gid_t host_gid = l->root_mode ? l->host.gid : l->caller_gid;
 
@@ -979,11 +985,18 @@ static int idmap_userns(const struct bc_launch *l, struct bc_error *err)
 
 /* Root mode, step 1's end: the sandbox's own host ids (a locked slot),
  * and the idmapped mounts of its profile or template, made here because
- * only the host's root may idmap a mount. */
+ * only the host's root may idmap a mount. Unprivileged, with a
+ * subordinate range and an ephemeral profile: a slot of that range. */
 static int host_ids_prepare(struct bc_launch *l, struct bc_rootfs *rfs, struct bc_error *err)
 {
-	if (!l->root_mode)
-		return 0;
+	if (!l->root_mode) {
+		/* a caller's own range: only where no host directory is mounted */
+		if (!l->ids.count || !rfs->profile_ephemeral || rfs->template_dir)
+			return 0;
+		int r = bc_ids_take(&l->ids, l->session_id, &l->host, err);
+		l->subordinate = r >= 0;
+		return r;
+	}
 	int r = bc_ids_take(&l->ids, l->session_id, &l->host, err);
 	if (r < 0 || (rfs->profile_ephemeral && !rfs->template_dir))
 		return r;

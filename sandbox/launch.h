@@ -51,11 +51,14 @@ struct bc_launch {
 	bool root_mode;               /* caller is uid 0: a host uid and gid of its own */
 	uid_t caller_uid;
 	gid_t caller_gid;
-	struct bc_id_range ids;       /* root mode: browsercage's host id range */
+	struct bc_id_range ids;       /* root mode: browsercage's host id range; else the
+				       * caller's subordinate range, or count 0 */
 	uid_t profile_uid;            /* owner of profile directories and templates on */
 	gid_t profile_gid;            /* disk: the range's profile owner, or the caller */
-	/* Filled by bc_launch_run (root mode): the sandbox's own host ids. */
+	/* Filled by bc_launch_run: the sandbox's own host ids (root mode, or
+	 * subordinate: an unprivileged caller's own range, ephemeral profile). */
 	struct bc_host_ids host;
+	bool subordinate;
 	struct bc_seccomp_prog seccomp; /* built and exported before any namespace exists */
 };
 

@@ -99,10 +99,47 @@ check "after a kill -9 of B's launcher, B's pid 1 ends (its death signal)" eval 
 check "...and B's slot is free" lock_free "$(slot_lock "$buid")"
 "$BC" gc >/dev/null 2>&1
 
-# ---- unprivileged callers map to themselves -----------------------------------
+# ---- unprivileged callers map to themselves, or to their own range ------------
 out=$(as "$TEST_USER" "$BC" run --policy "$POL" -- /bin/cat /proc/self/uid_map 2>&1)
 check "$TEST_USER: the sandbox user maps to the caller's own uid" \
 	grep -Eq "^ +1000 +$TEST_UID +1\$" <<<"$out"
+# With a subordinate range of its own (given in a mount namespace of our
+# own, where the setuid newuidmap reads it), each ephemeral sandbox maps to
+# an id of that range: two at once differ, and neither runs as the caller's
+# uid, which its other processes and sandboxes hold. (The caller owns the
+# user namespace, so it keeps its power over its own sandbox.)
+SUB=2100000000
+printf '%s:%s:16\n' "$TEST_USER" $SUB >"$SCRATCH/subuid"; cp "$SCRATCH/subuid" "$SCRATCH/subgid"
+as_prefix "$TEST_USER"
+with_sub() {
+	unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid && shift 2 && exec "$@"' \
+		sh "$SCRATCH/subuid" "$SCRATCH/subgid" "${AS_PREFIX[@]}" "$@"
+}
+sub_ids() { ps -eo pid=,uid=,gid= | awk -v lo=$SUB -v hi=$((SUB + 16)) '$2 >= lo && $2 < hi && $3 == $2 { print $2 }' | sort -u; }
+if [ -x /usr/bin/newuidmap ] && [ -x /usr/bin/newgidmap ]; then
+	for n in 1 2; do
+		with_sub "$BC" run --policy "$POL" -- /bin/sh -c 'cat /proc/self/uid_map /proc/self/gid_map; echo up; exec sleep 60' \
+			>"$SCRATCH/sub$n.out" 2>&1 &
+		spid[$n]=$!
+		on_exit "kill ${spid[$n]} 2>/dev/null"
+		for _ in $(seq 300); do grep -qs '^up$' "$SCRATCH/sub$n.out" && break; sleep 0.1; done
+	done
+	m1=$(grep -Eo "^ +1000 +[0-9]+" "$SCRATCH/sub1.out" | awk '{ print $2 }' | sort -u)
+	m2=$(grep -Eo "^ +1000 +[0-9]+" "$SCRATCH/sub2.out" | awk '{ print $2 }' | sort -u)
+	check "$TEST_USER with a subordinate range: uid and gid map to one id of it ($m1)" \
+		eval "[ \$(wc -w <<<'$m1') = 1 ] && [ '$m1' -ge $SUB ] && [ '$m1' -lt $((SUB + 16)) ]"
+	check "...and a second sandbox at once to another one ($m2)" \
+		eval "[ \$(wc -w <<<'$m2') = 1 ] && [ '$m2' -ge $SUB ] && [ '$m2' -lt $((SUB + 16)) ] && [ '$m1' != '$m2' ]"
+	check "their processes run as those host ids, not as $TEST_USER ($(echo $(sub_ids)))" \
+		eval "[ \"\$(sub_ids | sort | tr '\n' ' ')\" = \"\$(printf '%s\n' $m1 $m2 | sort | tr '\n' ' ')\" ]"
+	kill ${spid[1]} ${spid[2]}; wait ${spid[1]} ${spid[2]} 2>/dev/null
+	mkdir -m 700 "$SCRATCH/own"; chown "$TEST_UID:$TEST_GID" "$SCRATCH/own"
+	out=$(with_sub "$BC" run --policy "$POL" --profile-dir "$SCRATCH/own" -- /bin/cat /proc/self/uid_map 2>&1)
+	check "...but with an assigned profile of its own it maps to itself (no idmapped mount unprivileged)" \
+		grep -Eq "^ +1000 +$TEST_UID +1\$" <<<"$out"
+else
+	check "newuidmap and newgidmap (Debian uidmap) are installed" false
+fi
 
 # ---- a range that holds an account is refused -----------------------------------
 # (in a mount namespace of our own: the host's /etc/subuid stays as it is)
