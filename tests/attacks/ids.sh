@@ -111,8 +111,10 @@ check "$TEST_USER: the sandbox user maps to the caller's own uid" \
 SUB=2100000000
 printf '%s:%s:16\n' "$TEST_USER" $SUB >"$SCRATCH/subuid"; cp "$SCRATCH/subuid" "$SCRATCH/subgid"
 as_prefix "$TEST_USER"
+# with_sub CMD...: CMD as $TEST_USER with those files (replaces the shell,
+# so `with_sub ... &` leaves the launcher's own pid in $!).
 with_sub() {
-	unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid && shift 2 && exec "$@"' \
+	exec unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid && shift 2 && exec "$@"' \
 		sh "$SCRATCH/subuid" "$SCRATCH/subgid" "${AS_PREFIX[@]}" "$@"
 }
 sub_ids() { ps -eo pid=,uid=,gid= | awk -v lo=$SUB -v hi=$((SUB + 16)) '$2 >= lo && $2 < hi && $3 == $2 { print $2 }' | sort -u; }
