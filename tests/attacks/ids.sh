@@ -149,6 +149,10 @@ printf 'browsercage:%s:16\n' "$((TEST_UID - 3))" >"$SCRATCH/subuid"
 printf 'browsercage:%s:16\n' "$((TEST_GID - 3))" >"$SCRATCH/subgid"
 err=$(unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid &&
 	exec "$3" run --policy "$4" -- /bin/true' sh "$SCRATCH/subuid" "$SCRATCH/subgid" "$BC" "$POL" 2>&1); rc=$?
+out=$(unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid &&
+	exec "$3" doctor --policy "$4"' sh "$SCRATCH/subuid" "$SCRATCH/subgid" "$BC" "$POL" 2>&1)
+check "doctor fails its host ids check for that range" grep -Eq '^fail +host ids +.*holds uid' <<<"$out"
+check "doctor reports the host's own range as fine" grep -Eq '^ok +host ids +range ' <<<"$("$BC" doctor --policy "$POL" 2>&1)"
 check "a browsercage range holding an account ($TEST_USER, uid $TEST_UID) is refused, naming the fix" \
 	exited_with $rc 125 "range $((TEST_UID - 3))-$((TEST_UID + 12)) holds uid [0-9]+ of account '[^']+' \\(/etc/passwd\\).*/etc/subuid and /etc/subgid" "$err"
 printf 'browsercage:%s:16\nsomeone:%s:65536\n' "$ROOT_OWNER" "$((ROOT_OWNER + 8))" >"$SCRATCH/subuid"
