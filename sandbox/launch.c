@@ -2,8 +2,11 @@
  *
  *   supervisor (host side)      pid 1 "init" (sandbox)     pid 2 (net_start)    worker
  *   1 prepare: policy, profile,
- *     seccomp program, layout
+ *     seccomp program, layout,
+ *     host ids (a slot; idmapped
+ *     profile: host_ids_prepare)
  *   2 clone(NEWUSER|NEWNS|...) -> fork ------------------> 3 NEWNET
+ *     as the slot's uid,
  *     uid/gid maps, "ids" ----->  waits for "ids"
  *     cgroup + limits (thread),   3 ids, hostname          (filtered:)
  *   4 veth slot, host table,
@@ -1242,6 +1245,8 @@ static void audit_start(struct supervisor *s, const struct bc_rootfs *rfs)
 	bc_json_str(&j, "policy_sha256", p->sha256);
 	bc_json_strv(&j, "command", l->argv, ({ size_t n = 0; while (l->argv[n]) n++; n; }));
 	bc_json_uint(&j, "uid", l->caller_uid);
+	bc_json_uint(&j, "host_uid", l->root_mode || l->subordinate ? l->host.uid : l->caller_uid);
+	bc_json_uint(&j, "host_gid", l->root_mode || l->subordinate ? l->host.gid : l->caller_gid);
 	bc_json_bool(&j, "root_mode", l->root_mode);
 	bc_json_int(&j, "supervisor_pid", getpid());
 	bc_json_int(&j, "sandbox_pid", s->child);

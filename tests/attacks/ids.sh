@@ -143,6 +143,26 @@ else
 	check "newuidmap and newgidmap (Debian uidmap) are installed" false
 fi
 
+# ---- root's profiles reach the sandbox through an idmapped mount ---------------
+pd=$SCRATCH/prof; mkdir -m 700 "$pd"; chown "$ROOT_OWNER:$ROOT_GROUP" "$pd"
+out=$(as root "$BC" run --policy "$POL" --profile-dir "$pd" -- /bin/sh -c \
+	'stat -c "%u:%g" "$BROWSERCAGE_PROFILE"; echo x >"$BROWSERCAGE_PROFILE/new"; cat /proc/self/uid_map' 2>&1)
+check "root: the profile owner's directory appears inside as the sandbox user's (1000:1000)" \
+	grep -qx '1000:1000' <<<"$out"
+check "...the sandbox writes into it, and what it wrote is the profile owner's on disk" \
+	[ "$(stat -c %u:%g "$pd/new" 2>&1)" = "$ROOT_OWNER:$ROOT_GROUP" ]
+# overlayfs cannot be idmapped: a profile there is refused, with the fix
+mkdir -p "$SCRATCH/ov/l" "$SCRATCH/ov/u" "$SCRATCH/ov/w" "$SCRATCH/ov/m"
+if mount -t overlay overlay -o "lowerdir=$SCRATCH/ov/l,upperdir=$SCRATCH/ov/u,workdir=$SCRATCH/ov/w" "$SCRATCH/ov/m"; then
+	on_exit "umount '$SCRATCH/ov/m'"
+	mkdir -m 700 "$SCRATCH/ov/m/p"; chown "$ROOT_OWNER:$ROOT_GROUP" "$SCRATCH/ov/m/p"
+	err=$(as root "$BC" run --policy "$POL" --profile-dir "$SCRATCH/ov/m/p" -- /bin/true 2>&1); rc=$?
+	check "root: a profile on a filesystem that cannot be idmapped (overlayfs) is refused, naming the fix" \
+		exited_with $rc 125 "cannot make an idmapped mount.*ext4, xfs, btrfs, or tmpfs" "$err"
+else
+	check "an overlayfs for the idmapping check can be mounted" false
+fi
+
 # ---- a range that holds an account is refused -----------------------------------
 # (in a mount namespace of our own: the host's /etc/subuid stays as it is)
 printf 'browsercage:%s:16\n' "$((TEST_UID - 3))" >"$SCRATCH/subuid"

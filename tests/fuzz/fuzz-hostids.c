@@ -29,6 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r == 1 && bc_ids_sub_overlap(text, s, c, who, sizeof who) < 0)
 		abort();
+	if (bc_ids_find_owner(text, "user", 1000, &s, &c) == 1 && (c == 0 || (uint64_t)s + c > UINT32_MAX))
+		abort();
 	if (bc_ids_db_overlap(text, BC_IDS_DEFAULT_START, BC_IDS_DEFAULT_COUNT, &id, who, sizeof who) == 1 &&
 	    (id < BC_IDS_DEFAULT_START || id - BC_IDS_DEFAULT_START >= BC_IDS_DEFAULT_COUNT))
 		abort();

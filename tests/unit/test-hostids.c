@@ -71,9 +71,24 @@ static void test_accounts(void)
 	       "the top of the id space is handled without overflow");
 }
 
+static void test_owner(void)
+{
+	uint32_t s = 0, c = 0;
+	const char *sub = "alice:100000:65536\n1001:200000:10\nalice:300000:5\nbob:x:1\nzed:5:0\n";
+	ok(bc_ids_find_owner(sub, "alice", 1000, &s, &c) == 1 && s == 100000 && c == 65536,
+	   "a user's first range, by name");
+	ok(bc_ids_find_owner(sub, "carol", 1001, &s, &c) == 1 && s == 200000 && c == 10,
+	   "...or by numeric uid");
+	is_int(bc_ids_find_owner(sub, "bob", 1002, &s, &c), 0, "a malformed entry gives no range");
+	is_int(bc_ids_find_owner(sub, "zed", 1003, &s, &c), 0, "nor does an empty one");
+	is_int(bc_ids_find_owner(sub, NULL, 1004, &s, &c), 0, "a user without entries has none");
+	is_int(bc_ids_find_owner(sub, "alic", 1005, &s, &c), 0, "names are matched whole");
+}
+
 int main(void)
 {
 	test_find();
+	test_owner();
 	test_overlap();
 	test_accounts();
 	return tap_done();
