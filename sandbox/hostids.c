@@ -143,6 +143,28 @@ int bc_ids_find_owner(const char *text, const char *name, uint32_t id, uint32_t 
 	return 0;
 }
 
+bool bc_ids_mapped(const char *map, uint32_t start, uint32_t count)
+{
+	uint64_t pos = start, end = (uint64_t)start + count;
+	for (int round = 0; pos < end && round < 340; round++) {   /* the kernel allows 340 extents */
+		bool moved = false;
+		const char *s = map;
+		while (s && *s) {
+			unsigned long long in, out, n;
+			if (sscanf(s, "%llu %llu %llu", &in, &out, &n) == 3 && pos >= in && pos < in + n) {
+				pos = in + n < end ? in + n : end;
+				moved = true;
+			}
+			s = strchr(s, '\n');
+			if (s)
+				s++;
+		}
+		if (!moved)
+			return false;
+	}
+	return pos >= end;
+}
+
 /* A file that may be missing (then empty text). */
 static int read_optional(const char *path, char **out, struct bc_error *err)
 {
@@ -191,6 +213,13 @@ int bc_ids_range_load(struct bc_id_range *r, struct bc_error *err)
 	if (bc_ids_sub_overlap(subgid, gs, gc, name, sizeof name))
 		return bc_error_set(err, EEXIST, "browsercage's %s host gid range %u-%u overlaps the "
 				    "subordinate gids of '%s' (/etc/subgid)" FIX, what, gs, gs + gc - 1, name);
+	_cleanup_free_ char *uid_map = NULL, *gid_map = NULL;
+	if (bc_read_file("/proc/self/uid_map", &uid_map, NULL, 1 << 16) >= 0 &&
+	    bc_read_file("/proc/self/gid_map", &gid_map, NULL, 1 << 16) >= 0 &&
+	    (!bc_ids_mapped(uid_map, us, uc) || !bc_ids_mapped(gid_map, gs, gc)))
+		return bc_error_set(err, ERANGE, "browsercage's %s host id range %u-%u (gids %u-%u) is not "
+				    "mapped in this user namespace (/proc/self/uid_map, gid_map)" FIX
+				    " that it maps", what, us, us + uc - 1, gs, gs + gc - 1);
 	*r = (struct bc_id_range){ .uid = us, .gid = gs, .count = uc, .configured = r1 == 1 };
 	return 0;
 }

@@ -86,9 +86,14 @@ int bc_ids_caller_range(struct bc_id_range *r, struct bc_error *err);
 int bc_ids_newidmap(pid_t pid, uid_t inside_uid, gid_t inside_gid, const struct bc_host_ids *ids,
 		    struct bc_error *err);
 
+/* Pure: does a /proc/PID/uid_map (or gid_map) text map every id of
+ * [start, start+count) (the first column: ids in that namespace)? */
+bool bc_ids_mapped(const char *map, uint32_t start, uint32_t count);
+
 /* Load and check the range from /etc/subuid, /etc/subgid, /etc/passwd
- * and /etc/group. Refuses (-EEXIST, -EINVAL) with a message that names
- * the fix. */
+ * and /etc/group, and check that our own user namespace maps all of it
+ * (a launcher run as root in a container). Refuses (-EEXIST, -EINVAL,
+ * -ERANGE) with a message that names the fix. */
 int bc_ids_range_load(struct bc_id_range *r, struct bc_error *err);
 
 /* The ids that own profile directories, templates and leases: as root,

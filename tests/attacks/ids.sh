@@ -163,6 +163,26 @@ else
 	check "an overlayfs for the idmapping check can be mounted" false
 fi
 
+# ---- root in a container: the range must be mapped there --------------------
+# A user namespace mapping 65536 ids from 100000 (as a container's), with
+# a mount namespace of its own; its root runs the launcher.
+unshare -U -m sh -c 'exec sleep 120' &
+cpid=$!
+on_exit "kill $cpid 2>/dev/null"
+for _ in $(seq 100); do [ "$(readlink /proc/$cpid/ns/user)" != "$(readlink /proc/self/ns/user)" ] && break; sleep 0.05; done
+echo '0 100000 65536' >/proc/$cpid/uid_map; echo '0 100000 65536' >/proc/$cpid/gid_map
+cp "$POL" "$SCRATCH/pod.ini"; chown 100000:100000 "$SCRATCH/pod.ini"
+printf 'browsercage:60000:5000\n' >"$SCRATCH/podsub"; chmod 644 "$SCRATCH/podsub"
+in_pod() { nsenter -t $cpid -U -m -S 0 -G 0 -- sh -c "mount -t tmpfs tmpfs /run && $1" sh "$BC" "$SCRATCH/pod.ini" "$SCRATCH/podsub"; }
+err=$(in_pod '"$1" run --policy "$2" -- /bin/true' 2>&1); rc=$?
+check "root in a container that does not map the range is refused, naming the fix" \
+	exited_with $rc 125 "range 1879048192-1879113727 .*is not mapped in this user namespace.*/etc/subuid and /etc/subgid" "$err"
+out=$(in_pod 'mount --bind "$3" /etc/subuid && mount --bind "$3" /etc/subgid &&
+	"$1" run --policy "$2" -- /bin/cat /proc/self/uid_map' 2>&1)
+check "...and with a range it maps, the sandbox runs as an id of it (60001 there, 160001 on the host)" \
+	grep -Eq '^ +1000 +60001 +1$' <<<"$out"
+kill $cpid; wait $cpid 2>/dev/null
+
 # ---- a range that holds an account is refused -----------------------------------
 # (in a mount namespace of our own: the host's /etc/subuid stays as it is)
 printf 'browsercage:%s:16\n' "$((TEST_UID - 3))" >"$SCRATCH/subuid"

@@ -85,9 +85,24 @@ static void test_owner(void)
 	is_int(bc_ids_find_owner(sub, "alic", 1005, &s, &c), 0, "names are matched whole");
 }
 
+static void test_mapped(void)
+{
+	const char *init = "         0          0 4294967295\n";
+	const char *pod = "         0     100000      65536\n";
+	const char *split = "0 100000 1000\n1000 500000 1000\n";
+	ok(bc_ids_mapped(init, 1879048192, 65536), "the initial namespace maps the default range");
+	ok(!bc_ids_mapped(pod, 1879048192, 65536), "a container's 65536 ids do not");
+	ok(bc_ids_mapped(pod, 60000, 5536), "...but map a range inside them");
+	ok(!bc_ids_mapped(pod, 60000, 5537), "...and not one reaching past them");
+	ok(bc_ids_mapped(split, 900, 200), "a range over two adjacent extents is mapped");
+	ok(!bc_ids_mapped("0 0 10\n20 20 10\n", 5, 20), "a gap between extents is not");
+	ok(!bc_ids_mapped("", 1, 2), "an empty map maps nothing");
+}
+
 int main(void)
 {
 	test_find();
+	test_mapped();
 	test_owner();
 	test_overlap();
 	test_accounts();
