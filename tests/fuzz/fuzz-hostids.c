@@ -1,5 +1,6 @@
 /* fuzz-hostids.c: libFuzzer target for the subuid/passwd readers of
- * hostids.h. Whatever the bytes, they must not crash; a browsercage range
+ * hostids.h (and the uid_map reader). Whatever the bytes, they must not
+ * crash; a browsercage range
  * they accept is well formed (a start above 0, at least 2 ids, inside the
  * 32-bit id space), and a refusal names its line. */
 #include "config.h"
@@ -33,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (bc_ids_db_overlap(text, BC_IDS_DEFAULT_START, BC_IDS_DEFAULT_COUNT, &id, who, sizeof who) == 1 &&
 	    (id < BC_IDS_DEFAULT_START || id - BC_IDS_DEFAULT_START >= BC_IDS_DEFAULT_COUNT))
+		abort();
+	/* a map that maps a range maps every part of it */
+	if (bc_ids_mapped(text, 1000, 64) && (!bc_ids_mapped(text, 1000, 1) || !bc_ids_mapped(text, 1063, 1)))
 		abort();
 	free(text);
 	return 0;
