@@ -32,6 +32,7 @@
 #include <dirent.h>
 
 #include "devtools.h"
+#include "hostids.h"
 #include "mount.h"
 #include "policy.h"
 #include "util.h"
@@ -168,11 +169,12 @@ static void seed_download_prefs(int dirfd, const char *dir, uid_t uid, gid_t gid
 }
 
 /* --user-data-dir for a caller-supplied directory. A missing one is created
- * (0700), as Chromium would. A root caller's sandbox runs as the policy's
- * host_uid, which could not use a root-owned directory: an empty directory
- * owned by root (Playwright's and Puppeteer's fresh temporary profiles, a
- * new persistent profile) is handed to host_uid; anything else is left as
- * it is and the launcher says why it refuses it. */
+ * (0700), as Chromium would. A root caller's profiles belong to the
+ * profile owner of browsercage's host id range (hostids.h), which each
+ * sandbox sees as its own uid: an empty directory owned by root
+ * (Playwright's and Puppeteer's fresh temporary profiles, a new persistent
+ * profile) is handed to it; anything else is left as it is and the
+ * launcher says why it refuses it. */
 static int prepare_profile_dir(const struct bc_policy *p, const char *dir)
 {
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
@@ -186,14 +188,18 @@ static int prepare_profile_dir(const struct bc_policy *p, const char *dir)
 	uid_t uid = st.st_uid;
 	gid_t gid = st.st_gid;
 	bool fresh = dir_is_empty(fd);
-	if (getuid() == 0 && p->host_uid != 0 && st.st_uid == 0 && fresh &&
-	    !(st.st_mode & (S_IWGRP | S_IWOTH))) {
-		if (fchownat(fd, "", p->host_uid, p->host_gid, AT_EMPTY_PATH) < 0)
+	uid_t owner;
+	gid_t owner_gid;
+	struct bc_error err = {0};
+	if (bc_ids_profile_owner(&owner, &owner_gid, &err) < 0)
+		return 0;      /* the launcher reports it */
+	if (getuid() == 0 && st.st_uid == 0 && fresh && !(st.st_mode & (S_IWGRP | S_IWOTH))) {
+		if (fchownat(fd, "", owner, owner_gid, AT_EMPTY_PATH) < 0)
 			return -errno;
-		uid = p->host_uid;
-		gid = p->host_gid;
+		uid = owner;
+		gid = owner_gid;
 	}
-	if (p->downloads && (getuid() != 0 || uid == p->host_uid))
+	if (p->downloads && uid == owner)
 		seed_download_prefs(fd, dir, uid, gid);
 	return 0;
 }

@@ -36,6 +36,7 @@
 #include "commands.h"
 #include "doctor.h"
 #include "launch.h"
+#include "hostids.h"
 #include "lease.h"
 #include "nft.h"
 #include "quota.h"
@@ -619,6 +620,29 @@ static void check_pasta(struct bc_doctor *d, const struct bc_policy *p)
 	add(d, "pasta", BC_CHECK_OK, "%s: %s", path, ver);
 }
 
+/* The host ids sandboxes run as (hostids.h): as root, browsercage's
+ * range, checked against accounts and other subordinate ranges. */
+static void check_host_ids(struct bc_doctor *d)
+{
+	struct bc_id_range r;
+	struct bc_error err = {0};
+	int ret = getuid() == 0 ? bc_ids_range_load(&r, &err) : bc_ids_caller_range(&r, &err);
+	if (ret < 0) {
+		struct bc_check *c = add(d, "host ids", BC_CHECK_FAIL, "%s", err.msg);
+		fix(c, "give browsercage a range of unused ids: a line " BC_IDS_NAME ":START:COUNT in "
+		    "/etc/subuid and /etc/subgid");
+	} else if (getuid() == 0)
+		add(d, "host ids", BC_CHECK_OK, "range %u-%u (%s): profile owner %u:%u, %u sandbox slots",
+		    r.uid, r.uid + r.count - 1, r.configured ? "/etc/subuid, /etc/subgid" : "built-in default",
+		    r.uid, r.gid, r.count - 1);
+	else if (ret == 1)
+		add(d, "host ids", BC_CHECK_OK, "your subordinate range %u-%u: one id per ephemeral sandbox",
+		    r.uid, r.uid + r.count - 1);
+	else
+		add(d, "host ids", BC_CHECK_OK, "sandboxes map to your own uid (no subordinate range of "
+		    "yours with newuidmap)");
+}
+
 static void check_chromium(struct bc_doctor *d, const struct bc_policy *p)
 {
 	char ver[256];
@@ -712,6 +736,7 @@ size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p)
 	check_nft(d, p, userns_ok);
 	check_cgroup(d, p);
 	check_pasta(d, p);
+	check_host_ids(d);
 	check_chromium(d, p);
 	check_paths(d, p);
 	return d->n_fail;
@@ -1073,9 +1098,12 @@ int bc_cmd_prepare(int argc, char **argv)
 		goto out;
 	}
 
-	bool root_mode = getuid() == 0;
-	uid_t uid = root_mode ? p.host_uid : getuid();
-	gid_t gid = root_mode ? p.host_gid : getgid();
+	uid_t uid;
+	gid_t gid;
+	if (bc_ids_profile_owner(&uid, &gid, &err) < 0) {
+		fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+		goto out;
+	}
 	if (label) {
 		int r = profile_create(root, label, uid, gid, dir, sizeof dir, &err);
 		if (r < 0 || profile_check_lease(root, label, as.task, uid, gid, &err) < 0) {

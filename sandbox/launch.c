@@ -2,8 +2,11 @@
  *
  *   supervisor (host side)      pid 1 "init" (sandbox)     pid 2 (net_start)    worker
  *   1 prepare: policy, profile,
- *     seccomp program, layout
+ *     seccomp program, layout,
+ *     host ids (a slot; idmapped
+ *     profile: host_ids_prepare)
  *   2 clone(NEWUSER|NEWNS|...) -> fork ------------------> 3 NEWNET
+ *     as the slot's uid,
  *     uid/gid maps, "ids" ----->  waits for "ids"
  *     cgroup + limits (thread),   3 ids, hostname          (filtered:)
  *   4 veth slot, host table,
@@ -43,6 +46,7 @@
 #include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/openat2.h>
+#include <linux/securebits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -239,6 +243,20 @@ int bc_launch_prepare(struct bc_launch *l, struct bc_error *err)
 	l->caller_uid = getuid();
 	l->caller_gid = getgid();
 	l->root_mode = l->caller_uid == 0;
+	l->host.lock_fd = -1;
+	l->profile_uid = l->caller_uid;
+	l->profile_gid = l->caller_gid;
+	if (l->root_mode) {
+		int r = bc_ids_range_load(&l->ids, err);
+		if (r < 0)
+			return r;
+		l->profile_uid = l->ids.uid;
+		l->profile_gid = l->ids.gid;
+	} else {
+		int r = bc_ids_caller_range(&l->ids, err);
+		if (r < 0)
+			return r;
+	}
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
 		return bc_error_errno(err, errno, "getrandom");
 	for (size_t i = 0; i < sizeof rnd; i++)
@@ -254,8 +272,7 @@ int bc_launch_prepare(struct bc_launch *l, struct bc_error *err)
 
 int bc_launch_open_profile(struct bc_launch *l, struct bc_error *err)
 {
-	const struct bc_policy *p = l->policy;
-	int fd = bc_profile_open(l->profile_dir, l->root_mode ? p->host_uid : l->caller_uid, err);
+	int fd = bc_profile_open(l->profile_dir, l->profile_uid, err);
 	if (fd < 0)
 		return fd;
 	l->profile_fd = fd;
@@ -265,6 +282,7 @@ int bc_launch_open_profile(struct bc_launch *l, struct bc_error *err)
 void bc_launch_free(struct bc_launch *l)
 {
 	bc_seccomp_prog_free(&l->seccomp);
+	bc_ids_release(&l->host);
 	if (l->profile_fd >= 0)
 		close(l->profile_fd);
 	l->profile_fd = -1;
@@ -445,7 +463,7 @@ static pid_t worker_spawn(const struct bc_launch *l, const struct bc_rootfs *rfs
  * namespace gave us, which the setup still needs. */
 static int become_sandbox_user(const struct bc_launch *l, uid_t uid, gid_t gid, struct bc_error *err)
 {
-	if (l->root_mode && setgroups(0, NULL) < 0)
+	if ((l->root_mode || l->subordinate) && setgroups(0, NULL) < 0)
 		return bc_error_errno(err, errno, "setgroups");
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return bc_error_errno(err, errno, "PR_SET_KEEPCAPS");
@@ -834,12 +852,14 @@ static int write_id_maps(const struct bc_launch *l, pid_t pid, struct bc_error *
 {
 	const struct bc_policy *p = l->policy;
 	char map[64];
-	uid_t host_uid = l->root_mode ? p->host_uid : l->caller_uid;
-	gid_t host_gid = l->root_mode ? p->host_gid : l->caller_gid;
+	if (l->subordinate)
+		return bc_ids_newidmap(pid, p->uid, p->gid, &l->host, err);
+	uid_t host_uid = l->root_mode ? l->host.uid : l->caller_uid;
+	gid_t host_gid = l->root_mode ? l->host.gid : l->caller_gid;
 
 	/* Without privilege the kernel allows only our own ids, mapped once,
-	 * and only with setgroups denied. As root we map the policy's host ids
-	 * and never host root. */
+	 * and only with setgroups denied. As root we map the sandbox's own
+	 * host ids (bc_ids_take) and never host root. */
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->uid, (unsigned)host_uid);
 	if (write_map(pid, "uid_map", map, err) < 0)
 		return -EPERM;
@@ -849,6 +869,144 @@ static int write_id_maps(const struct bc_launch *l, pid_t pid, struct bc_error *
 	if (write_map(pid, "gid_map", map, err) < 0)
 		return -EPERM;
 	return 0;
+}
+
+/* ---- host identities (root mode; hostids.h) ------------------------------
+ *
+ * Credentials are per thread in the kernel, and a new user namespace is
+ * owned by, and its per-user counts (inotify, fanotify, namespaces,
+ * mqueue bytes, nproc) charged up the chain to, the effective uid of the
+ * thread that creates it. So the thread that clones takes the sandbox's
+ * host ids for the clone alone: raw syscalls (glibc's setresuid would
+ * switch every thread), SECBIT_NO_SETUID_FIXUP so its effective
+ * capabilities stay for the checks the clone makes, then back to root.
+ * Nothing else runs under those ids in between. */
+
+struct saved_ids {
+	uid_t uid[3];
+	gid_t gid[3];
+	int securebits, dumpable;
+};
+
+static int ids_enter(const struct bc_host_ids *h, struct saved_ids *sv, struct bc_error *err)
+{
+	if (getresuid(&sv->uid[0], &sv->uid[1], &sv->uid[2]) < 0 ||
+	    getresgid(&sv->gid[0], &sv->gid[1], &sv->gid[2]) < 0 ||
+	    (sv->securebits = prctl(PR_GET_SECUREBITS)) < 0 || (sv->dumpable = prctl(PR_GET_DUMPABLE)) < 0)
+		return bc_error_errno(err, errno, "read the supervisor's credentials");
+	if (prctl(PR_SET_SECUREBITS, sv->securebits | SECBIT_NO_SETUID_FIXUP) < 0)
+		return bc_error_errno(err, errno, "set SECBIT_NO_SETUID_FIXUP");
+	if (syscall(SYS_setresgid, h->gid, h->gid, h->gid) < 0 ||
+	    syscall(SYS_setresuid, h->uid, h->uid, h->uid) < 0) {
+		int e = errno;
+		syscall(SYS_setresgid, sv->gid[0], sv->gid[1], sv->gid[2]);
+		prctl(PR_SET_SECUREBITS, sv->securebits);
+		return bc_error_errno(err, e, "take host uid %u gid %u to create the sandbox",
+				      (unsigned)h->uid, (unsigned)h->gid);
+	}
+	return 0;
+}
+
+static int ids_leave(const struct saved_ids *sv, struct bc_error *err)
+{
+	/* an id change made us undumpable: give it back as it was */
+	if (syscall(SYS_setresuid, sv->uid[0], sv->uid[1], sv->uid[2]) < 0 ||
+	    syscall(SYS_setresgid, sv->gid[0], sv->gid[1], sv->gid[2]) < 0 ||
+	    prctl(PR_SET_SECUREBITS, sv->securebits) < 0 || prctl(PR_SET_DUMPABLE, sv->dumpable) < 0)
+		return bc_error_errno(err, errno, "return to the supervisor's credentials");
+	return 0;
+}
+
+/* clone(flags) like fork, as the sandbox's host ids in root mode (the
+ * child starts with them and the caller's securebits). Returns the pid,
+ * 0 in the child, -errno with err filled. */
+static pid_t clone_as_host_ids(const struct bc_launch *l, unsigned long flags, struct bc_error *err)
+{
+	struct saved_ids sv;
+	if (l->root_mode && ids_enter(&l->host, &sv, err) < 0)
+		return -err->code;
+	pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+	int e = errno;
+	if (pid == 0) {
+		if (l->root_mode && prctl(PR_SET_SECUREBITS, sv.securebits) < 0)
+			_exit(BC_EXIT_LAUNCHER);
+		return 0;
+	}
+	if (l->root_mode && ids_leave(&sv, err) < 0) {
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		return -err->code;
+	}
+	if (pid < 0)
+		return bc_error_errno(err, e, "create the sandbox namespaces%s",
+				      e == EPERM || e == ENOSPC
+				      ? " (are unprivileged user namespaces disabled? check "
+					"kernel.unprivileged_userns_clone, user.max_user_namespaces "
+					"and AppArmor's restrict_unprivileged_userns)" : "");
+	return pid;
+}
+
+/* The user namespace of the profile's idmapped mounts: it maps the
+ * range's profile owner (the owner on disk) to the sandbox's host ids, so
+ * the profile appears inside as the sandbox user's and what the sandbox
+ * writes lands on disk as the profile owner's. Made by a short-lived
+ * child cloned under the sandbox's ids (the namespace is charged to
+ * them). Returns its fd. */
+static int idmap_userns(const struct bc_launch *l, struct bc_error *err)
+{
+	int p[2];
+	char map[64], path[64];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return bc_error_errno(err, errno, "pipe");
+	pid_t pid = clone_as_host_ids(l, CLONE_NEWUSER | SIGCHLD, err);
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		_exit(read(p[0], &c, 1) < 0);   /* holds the namespace until we have it */
+	}
+	close(p[0]);
+	int fd = -1;
+	if (pid > 0) {
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)l->ids.uid, (unsigned)l->host.uid);
+		if (write_map(pid, "uid_map", map, err) >= 0) {
+			snprintf(map, sizeof map, "%u %u 1\n", (unsigned)l->ids.gid, (unsigned)l->host.gid);
+			if (write_map(pid, "gid_map", map, err) >= 0) {
+				snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+				if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+					bc_error_errno(err, errno, "open %s", path);
+			}
+		}
+	}
+	close(p[1]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	return pid < 0 ? (int)pid : fd < 0 ? -err->code : fd;
+}
+
+/* Root mode, step 1's end: the sandbox's own host ids (a locked slot),
+ * and the idmapped mounts of its profile or template, made here because
+ * only the host's root may idmap a mount. Unprivileged, with a
+ * subordinate range and an ephemeral profile: a slot of that range. */
+static int host_ids_prepare(struct bc_launch *l, struct bc_rootfs *rfs, struct bc_error *err)
+{
+	if (!l->root_mode) {
+		/* a caller's own range: only where no host directory is mounted */
+		if (!l->ids.count || !rfs->profile_ephemeral || rfs->template_dir)
+			return 0;
+		int r = bc_ids_take(&l->ids, l->session_id, &l->host, err);
+		l->subordinate = r >= 0;
+		return r;
+	}
+	int r = bc_ids_take(&l->ids, l->session_id, &l->host, err);
+	if (r < 0 || (rfs->profile_ephemeral && !rfs->template_dir))
+		return r;
+	_cleanup_close_ int ns = idmap_userns(l, err);
+	if (ns < 0)
+		return ns;
+	return bc_rootfs_idmap(rfs, ns, err);
 }
 
 enum bc_ending { END_EXITED, END_EXPIRED, END_REVOKED };
@@ -1087,6 +1245,8 @@ static void audit_start(struct supervisor *s, const struct bc_rootfs *rfs)
 	bc_json_str(&j, "policy_sha256", p->sha256);
 	bc_json_strv(&j, "command", l->argv, ({ size_t n = 0; while (l->argv[n]) n++; n; }));
 	bc_json_uint(&j, "uid", l->caller_uid);
+	bc_json_uint(&j, "host_uid", l->root_mode || l->subordinate ? l->host.uid : l->caller_uid);
+	bc_json_uint(&j, "host_gid", l->root_mode || l->subordinate ? l->host.gid : l->caller_gid);
 	bc_json_bool(&j, "root_mode", l->root_mode);
 	bc_json_int(&j, "supervisor_pid", getpid());
 	bc_json_int(&j, "sandbox_pid", s->child);
@@ -1163,6 +1323,10 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		rfs.template_dir = l->template_dir;
 		rfs.template_fd = TAKE_FD(l->template_fd);
 	}
+	if ((ret = host_ids_prepare(l, &rfs, err)) < 0) {
+		bc_rootfs_free(&rfs);
+		return ret;
+	}
 
 	sigset_t mask, old;
 	sigemptyset(&mask);
@@ -1191,16 +1355,10 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	 * soon as its id maps are written, while we make its cgroup and
 	 * uplink (the diagram at the top). */
 	fflush(NULL);
-	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-				   CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
-				   NULL, NULL, NULL, 0);
+	pid_t pid = clone_as_host_ids(l, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+				      CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, err);
 	if (pid < 0) {
-		int e = errno;
-		ret = bc_error_errno(err, e, "create the sandbox namespaces%s",
-				     e == EPERM || e == ENOSPC
-				     ? " (are unprivileged user namespaces disabled? check "
-				       "kernel.unprivileged_userns_clone, user.max_user_namespaces "
-				       "and AppArmor's restrict_unprivileged_userns)" : "");
+		ret = pid;
 		goto out;
 	}
 	if (pid == 0) {
@@ -1327,6 +1485,7 @@ out:
 	bc_uplink_detach(&s.uplink);
 	int cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);
+	bc_ids_release(&l->host);   /* pid 1 and the DNS filter, its other holders, are gone */
 	l->clean = cg_left >= 0;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (s.child > 0) {

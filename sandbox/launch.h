@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "hostids.h"
 #include "policy.h"
 #include "seccomp.h"
 #include "util.h"
@@ -50,14 +51,23 @@ struct bc_launch {
 	bool clean;                   /* the sandbox was torn down completely */
 
 	/* Filled by bc_launch_prepare. */
-	bool root_mode;               /* caller is uid 0: map to policy host ids */
+	bool root_mode;               /* caller is uid 0: a host uid and gid of its own */
 	uid_t caller_uid;
 	gid_t caller_gid;
+	struct bc_id_range ids;       /* root mode: browsercage's host id range; else the
+				       * caller's subordinate range, or count 0 */
+	uid_t profile_uid;            /* owner of profile directories and templates on */
+	gid_t profile_gid;            /* disk: the range's profile owner, or the caller */
+	/* Filled by bc_launch_run: the sandbox's own host ids (root mode, or
+	 * subordinate: an unprivileged caller's own range, ephemeral profile). */
+	struct bc_host_ids host;
+	bool subordinate;
 	struct bc_seccomp_prog seccomp; /* built and exported before any namespace exists */
 };
 
 /* Step 1: everything that can be refused before a namespace exists:
- * the session id, identities, the seccomp program. */
+ * the session id, identities (as root, browsercage's host id range,
+ * checked), the seccomp program. Sets l->host.lock_fd to -1. */
 int bc_launch_prepare(struct bc_launch *l, struct bc_error *err);
 
 /* Step 1, once l->profile_dir is final: open and check it (bc_profile_open

@@ -16,6 +16,7 @@
 
 #include "assign.h"
 #include "commands.h"
+#include "hostids.h"
 #include "lease.h"
 #include "sha256.h"
 
@@ -795,8 +796,8 @@ static int cmd_parse(int argc, char **argv, struct cmd_opts *o, bool want_label,
 		return cmd_fail("%s", err.code ? err.msg : "out of memory");
 	if (!o->root)
 		o->root = o->p.profile_root;
-	o->uid = getuid() == 0 ? o->p.host_uid : getuid();
-	o->gid = getuid() == 0 ? o->p.host_gid : getgid();
+	if (bc_ids_profile_owner(&o->uid, &o->gid, &err) < 0)
+		return cmd_fail("%s", err.msg);
 	return 0;
 }
 

@@ -252,8 +252,7 @@ static int cmd_run(int argc, char **argv)
 	if (label) {
 		struct bc_lease_req req = {
 			.root = root, .label = label, .task = l.task_id, .recover = recover,
-			.uid = getuid() == 0 ? p.host_uid : getuid(),
-			.gid = getuid() == 0 ? p.host_gid : getgid(), .session = l.session_id,
+			.uid = l.profile_uid, .gid = l.profile_gid, .session = l.session_id,
 		};
 		if (bc_lease_acquire(&lease, &req, &audit, &err) < 0) {
 			ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
@@ -332,7 +331,7 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		snprintf(tdir, sizeof tdir, "%s/templates/%s", root, template_name);
-		int fd = bc_profile_open(tdir, getuid() == 0 ? p.host_uid : getuid(), &err);
+		int fd = bc_profile_open(tdir, l.profile_uid, &err);
 		if (fd < 0) {
 			ret = errorf(BC_EXIT_LAUNCHER, "--template %s: %s", template_name, err.msg);
 			goto out;
@@ -340,12 +339,12 @@ static int cmd_run(int argc, char **argv)
 		/* Copy-up keeps owner and group: both must map into the sandbox
 		 * (the whole tree; the top is checked here). */
 		struct stat tst;
-		gid_t tgid = getuid() == 0 ? p.host_gid : getgid();
+		gid_t tgid = l.profile_gid;
 		if (fstat(fd, &tst) < 0 || tst.st_gid != tgid) {
 			close(fd);
 			ret = errorf(BC_EXIT_LAUNCHER, "--template %s: %s must belong to group %u, as every file "
 				     "in it (chown -R %u:%u %s)", template_name, tdir, (unsigned)tgid,
-				     getuid() == 0 ? (unsigned)p.host_uid : (unsigned)getuid(), (unsigned)tgid, tdir);
+				     (unsigned)l.profile_uid, (unsigned)tgid, tdir);
 			goto out;
 		}
 		l.template_dir = tdir;

@@ -46,7 +46,7 @@ static int rootfs_add(struct bc_rootfs *r, const char *dest, const char *src, in
 		return -ENOMEM;
 	r->binds = b;
 	b = &r->binds[r->n_binds];
-	*b = (struct bc_bind){ .dest = strdup(dest), .src = strdup(src), .fd = fd,
+	*b = (struct bc_bind){ .dest = strdup(dest), .src = strdup(src), .fd = fd, .tree_fd = -1,
 			       .kind = kind, .is_dir = is_dir };
 	if (!b->dest || !b->src) {
 		free(b->dest);
@@ -99,7 +99,7 @@ int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid,
 	char path[4096];
 	int ret;
 
-	*r = (struct bc_rootfs){ .policy = p, .uid = uid, .gid = gid };
+	*r = (struct bc_rootfs){ .policy = p, .uid = uid, .gid = gid, .template_tree = -1 };
 	for (size_t i = 0; i < ARRAY_SIZE(usr_links); i++) {
 		snprintf(path, sizeof path, "/%s", usr_links[i]);
 		if ((ret = rootfs_add_host(r, path, path, BC_BIND_RO, true, err)) < 0)
@@ -158,12 +158,47 @@ fail:
 	return ret;
 }
 
+static int idmapped_tree(int fd, const char *path, bool ro, int userns_fd, struct bc_error *err)
+{
+	int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return bc_error_errno(err, errno, "clone mount of %s", path);
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			    (ro ? MOUNT_ATTR_RDONLY : MOUNT_ATTR_NOEXEC),
+		.userns_fd = (uint64_t)userns_fd,
+	};
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
+		int e = errno;
+		close(tree);
+		return bc_error_errno(err, e, "%s: cannot make an idmapped mount of it, which each "
+				      "sandbox's own host uid needs (keep profiles on ext4, xfs, btrfs, "
+				      "or tmpfs with Linux 6.3 or later, and nothing mounted below)", path);
+	}
+	return tree;
+}
+
+int bc_rootfs_idmap(struct bc_rootfs *r, int userns_fd, struct bc_error *err)
+{
+	for (size_t i = 0; i < r->n_binds; i++) {
+		struct bc_bind *b = &r->binds[i];
+		if (b->kind != BC_BIND_RW || b->tree_fd >= 0)
+			continue;
+		if ((b->tree_fd = idmapped_tree(b->fd, b->src, false, userns_fd, err)) < 0)
+			return b->tree_fd;
+	}
+	if (r->template_dir && r->template_fd >= 0 && r->template_tree < 0 &&
+	    (r->template_tree = idmapped_tree(r->template_fd, r->template_dir, true, userns_fd, err)) < 0)
+		return r->template_tree;
+	return 0;
+}
+
 bool bc_rootfs_owns_fd(const struct bc_rootfs *r, int fd)
 {
-	if (r->template_dir && r->template_fd == fd)
+	if (r->template_dir && (r->template_fd == fd || r->template_tree == fd))
 		return true;
 	for (size_t i = 0; i < r->n_binds; i++)
-		if (r->binds[i].fd == fd)
+		if (r->binds[i].fd == fd || r->binds[i].tree_fd == fd)
 			return true;
 	return false;
 }
@@ -174,11 +209,20 @@ void bc_rootfs_close_fds(struct bc_rootfs *r)
 		close(r->template_fd);
 		r->template_fd = -1;
 	}
-	for (size_t i = 0; i < r->n_binds; i++)
+	if (r->template_tree >= 0) {
+		close(r->template_tree);
+		r->template_tree = -1;
+	}
+	for (size_t i = 0; i < r->n_binds; i++) {
 		if (r->binds[i].fd >= 0) {
 			close(r->binds[i].fd);
 			r->binds[i].fd = -1;
 		}
+		if (r->binds[i].tree_fd >= 0) {
+			close(r->binds[i].tree_fd);
+			r->binds[i].tree_fd = -1;
+		}
+	}
 }
 
 void bc_rootfs_free(struct bc_rootfs *r)
@@ -274,9 +318,10 @@ static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
 		return 0;
 	}
 
-	if (fstat(b->fd, &want) < 0 || fstat(fd, &got) < 0)
+	/* an idmapped tree is the pinned source itself (bc_rootfs_idmap) */
+	if (b->tree_fd < 0 && (fstat(b->fd, &want) < 0 || fstat(fd, &got) < 0))
 		return bc_error_errno(err, errno, "stat %s", b->src);
-	if (want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+	if (b->tree_fd < 0 && (want.st_dev != got.st_dev || want.st_ino != got.st_ino))
 		return bc_error_set(err, EXDEV, "%s changed while the sandbox was being built", b->src);
 
 	if (b->is_dir)
@@ -300,6 +345,11 @@ static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
 	}
 	if (r < 0)
 		return bc_error_errno(err, -r, "create mount point %s", b->dest);
+	if (b->tree_fd >= 0) {
+		if (move_mount(b->tree_fd, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return bc_error_errno(err, errno, "mount %s on %s", b->src, b->dest);
+		return 0;
+	}
 
 	_cleanup_close_ int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 					     AT_RECURSIVE | AT_EMPTY_PATH);
@@ -425,12 +475,42 @@ static int build_proc(struct bc_error *err)
  * must be the inode the supervisor checked; upper and work live on a
  * detached tmpfs that is never attached anywhere, so it leaves no trace in
  * the mount table and vanishes with the namespace. */
+#define TEMPLATE_STAGE ".template-lower"
+
+/* An idmapped template (root mode) is attached on the staging root first:
+ * overlayfs takes no detached layer. Detached again once the overlay
+ * holds it (mount_template_unstage), so it never reaches the sandbox's
+ * mount table. Returns an O_PATH fd of the attached layer. */
+static int mount_template_stage(int tree, struct bc_error *err)
+{
+	if (mkdir(TEMPLATE_STAGE, 0700) < 0)
+		return bc_error_errno(err, errno, "mkdir the template's staging point");
+	if (move_mount(tree, "", AT_FDCWD, TEMPLATE_STAGE, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return bc_error_errno(err, errno, "attach the template's idmapped mount");
+	int fd = open(TEMPLATE_STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	return fd < 0 ? bc_error_errno(err, errno, "open the template's idmapped mount") : fd;
+}
+
+static int mount_template_unstage(struct bc_error *err)
+{
+	if (umount2(TEMPLATE_STAGE, MNT_DETACH) < 0 || rmdir(TEMPLATE_STAGE) < 0)
+		return bc_error_errno(err, errno, "detach the template's staging mount");
+	return 0;
+}
+
 static int mount_template(const struct bc_rootfs *r, int lower, struct bc_error *err)
 {
 	const char *dest = rel(r->profile);
 	char size[32];
 	struct stat want, got;
 	int ret;
+	_cleanup_close_ int staged = -1;
+
+	if (r->template_tree >= 0) {
+		if ((staged = mount_template_stage(lower, err)) < 0)
+			return staged;
+		lower = staged;
+	}
 
 	if (fstat(r->template_fd, &want) < 0 || fstat(lower, &got) < 0)
 		return bc_error_errno(err, errno, "stat template %s", r->template_dir);
@@ -465,7 +545,7 @@ static int mount_template(const struct bc_rootfs *r, int lower, struct bc_error 
 					   MOUNT_ATTR_NOEXEC);
 	if (omnt < 0 || move_mount(omnt, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return bc_error_errno(err, errno, "mount the overlay over template %s", r->template_dir);
-	return 0;
+	return staged >= 0 ? mount_template_unstage(err) : 0;
 }
 
 /* Create dir (relative) owned by the sandbox user, refusing a symlink. */
@@ -509,7 +589,7 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 	for (size_t i = 0; i < r->n_binds; i++)
 		fds[i] = -1;
 	for (size_t i = 0; i < r->n_binds; i++) {
-		if (sorted[i].kind == BC_LINK)
+		if (sorted[i].kind == BC_LINK || sorted[i].tree_fd >= 0)
 			continue;
 		fds[i] = open_path(sorted[i].src, sorted[i].kind == BC_BIND_RW);
 		if (fds[i] < 0) {
@@ -518,7 +598,11 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 		}
 	}
 
-	if (r->template_dir && (tmpl = open_path(r->template_dir, true)) < 0) {
+	if (r->template_tree >= 0 && (tmpl = fcntl(r->template_tree, F_DUPFD_CLOEXEC, 3)) < 0)
+		tmpl = -errno;
+	else if (r->template_dir && r->template_tree < 0)
+		tmpl = open_path(r->template_dir, true);
+	if (r->template_dir && tmpl < 0) {
 		ret = bc_error_errno(err, -tmpl, "reopen template %s", r->template_dir);
 		goto out;
 	}

@@ -26,6 +26,8 @@ struct bc_bind {
 	char *dest;                /* absolute path inside the sandbox */
 	char *src;                 /* host path, or the link target for BC_LINK */
 	int fd;                    /* O_PATH fd of the source, -1 for links */
+	int tree_fd;               /* BC_BIND_RW as root: its idmapped detached
+				    * mount (bc_rootfs_idmap), attached as is; -1 */
 	enum bc_bind_kind kind;
 	bool is_dir;
 };
@@ -46,6 +48,7 @@ struct bc_rootfs {
 	 * template_fd is used only when template_dir is set. */
 	const char *template_dir;
 	int template_fd;
+	int template_tree;         /* as root: the template's idmapped mount, or -1 */
 };
 
 #define BC_SANDBOX_HOME "/home/sandbox"
@@ -55,6 +58,13 @@ struct bc_rootfs {
  * ownership moves to r) or NULL/-1 for an ephemeral one. */
 int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid, gid_t gid,
 		      const char *profile_dir, int profile_fd, struct bc_error *err);
+
+/* Supervisor, step 1, as root: detached, idmapped copies of the profile
+ * directory and the template (attributes set: the child may not change
+ * them), through userns_fd, which maps their owner on disk to the
+ * sandbox's host ids. Refuses, with the fix, on a filesystem that cannot
+ * be idmapped. */
+int bc_rootfs_idmap(struct bc_rootfs *r, int userns_fd, struct bc_error *err);
 
 /* Child, step 5: build the root on tmpfs and pivot_root into it. Needs
  * CAP_SYS_ADMIN in the user namespace owning the current mount namespace.

@@ -1041,6 +1041,13 @@ static int policy_lint(struct parser *st)
 					 "%s is ignored: mode = none allows no network", netkeys[i]);
 		}
 	}
+	for (size_t i = 0; i < 2; i++) {
+		static const char *const idkeys[] = { "host_uid", "host_gid" };
+		unsigned line = key_line(st, idkeys[i]);
+		if (r >= 0 && line)
+			r = warn(st, line, "%s is ignored: each root-launched sandbox gets host ids of its "
+				 "own from browsercage's range (/etc/subuid, /etc/subgid)", idkeys[i]);
+	}
 	if (r >= 0 && p->ttl == 0 && p->expires_at == 0)
 		r = warn(st, 0, "no ttl and no expires_at: sessions never time out");
 	return r;

@@ -48,8 +48,8 @@ struct bc_policy {
 	size_t n_pass_fds;
 	uid_t uid;                   /* uid inside the sandbox, default 1000, never 0 */
 	gid_t gid;                   /* gid inside the sandbox, default 1000, never 0 */
-	uid_t host_uid;              /* root mode: host uid the sandbox user maps to, default 65534 */
-	gid_t host_gid;              /* root mode: host gid, default 65534 */
+	uid_t host_uid;              /* deprecated, ignored (hostids.h): parsed, `check` warns */
+	gid_t host_gid;
 	char *hostname;              /* default "browsercage" */
 	char *chromium;              /* real Chromium binary, default BC_CHROMIUM_PATH */
 	bool chromium_no_sandbox;    /* keep --no-sandbox if the caller passes it; default no */

@@ -23,7 +23,18 @@ try:
         with open(os.path.join(tmpl, "Default", "Cache", f"c{i:04d}"), "wb") as f:
             f.write(blob[i:i + 25 * 1024])
     size = subprocess.run(["du", "-sb", tmpl], capture_output=True, text=True).stdout.split()[0]
-    subprocess.run(["chown", "-R", "65534:65534", root + "/templates"], check=True)
+    # root's templates belong to the profile owner of browsercage's host
+    # id range: the first id of its /etc/subuid line, else the default
+    owner = {"uid": "1879048192", "gid": "1879048192"}
+    for key, path in (("uid", "/etc/subuid"), ("gid", "/etc/subgid")):
+        try:
+            for line in open(path):
+                f = line.strip().split(":")
+                if len(f) == 3 and f[0] == "browsercage":
+                    owner[key] = f[1]
+        except FileNotFoundError:
+            pass
+    subprocess.run(["chown", "-R", owner["uid"] + ":" + owner["gid"], root + "/templates"], check=True)
     os.chmod(tmpl, 0o700)
     pol = os.path.join(scratch, "p.ini")
     with open(pol, "w") as f:

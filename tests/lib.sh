@@ -50,6 +50,17 @@ done_testing() {
 	[ "$_tap_failed" -eq 0 ]
 }
 
+# Browsercage's host id range (sandbox/hostids.h): the `browsercage` lines
+# of /etc/subuid and /etc/subgid, else the built-in default. Its first ids,
+# ROOT_OWNER:ROOT_GROUP, own root's profiles on disk; every sandbox a root
+# caller starts runs as another id of it (IDS_COUNT ids in all).
+_sub_field() { awk -F: -v f="$2" '$1 == "browsercage" { print $f; exit }' "$1" 2>/dev/null; }
+ROOT_OWNER=$(_sub_field /etc/subuid 2); ROOT_OWNER=${ROOT_OWNER:-1879048192}
+ROOT_GROUP=$(_sub_field /etc/subgid 2); ROOT_GROUP=${ROOT_GROUP:-1879048192}
+IDS_COUNT=$(_sub_field /etc/subuid 3); IDS_COUNT=${IDS_COUNT:-65536}
+# in_id_range UID: UID is a sandbox's id of the range (not the owner's).
+in_id_range() { [ "$1" -gt "$ROOT_OWNER" ] && [ "$1" -lt $((ROOT_OWNER + IDS_COUNT)) ]; }
+
 need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root (run make check as root)"; }
 
 # launcher_setup ['TOOL (PACKAGE)']...: root, a built launcher and each

@@ -9,7 +9,7 @@ launcher_setup
 offline_policy
 
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
+	if [ "$who" = root ]; then owner=$ROOT_OWNER; else owner=$TEST_UID; fi
 	pa=$SCRATCH/a-$who; pb=$SCRATCH/b-$who
 	mkdir -m 700 "$pa" "$pb"; chown "$owner:$owner" "$pa" "$pb"
 	as_exec "$who" "$BC" run --policy "$POL" --profile-dir "$pa" -- /bin/sh -c \

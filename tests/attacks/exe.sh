@@ -10,7 +10,7 @@ set -u
 launcher_setup
 
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
+	if [ "$who" = root ]; then owner=$ROOT_OWNER; else owner=$TEST_UID; fi
 	# Copies owned by the sandbox's host uid: permissions alone would let
 	# the sandbox write them.
 	d=$SCRATCH/own-$who; mkdir "$d"

@@ -13,7 +13,7 @@ offline_policy
 kabi=$("$PROBE" landlock-status | sed -n 's/.*kernel-abi=\([0-9]*\).*/\1/p')
 
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
+	if [ "$who" = root ]; then owner=$ROOT_OWNER; else owner=$TEST_UID; fi
 
 	check "$who: a host directory fd (7 -> /etc) inherited from the caller is closed" \
 		as "$who" /bin/sh -c "exec 7</etc; '$BC' run --policy '$POL' -- '$PROBE' fds"

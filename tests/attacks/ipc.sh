@@ -29,7 +29,7 @@ check "(host) the abstract socket @$ABS accepts connections" ! "$PROBE" abstract
 check "(host) $RUNSOCK accepts connections" ! "$PROBE" unix-connect "$RUNSOCK"
 
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
+	if [ "$who" = root ]; then owner=$ROOT_OWNER; else owner=$TEST_UID; fi
 
 	check "$who: the host's abstract unix socket is unreachable" run -- "$PROBE" abstract-connect "$ABS"
 	check "$who: a socket under the host's /run is unreachable" run -- "$PROBE" unix-connect "$RUNSOCK"

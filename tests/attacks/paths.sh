@@ -13,7 +13,7 @@ echo secret >"$CANARY"; chmod 644 "$CANARY"
 on_exit "rm -f $CANARY"
 
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
+	if [ "$who" = root ]; then owner=$ROOT_OWNER; else owner=$TEST_UID; fi
 	prof=$SCRATCH/prof-$who
 	mkdir -m 700 "$prof"; chown "$owner:$owner" "$prof"
 

@@ -9,7 +9,7 @@ set -u
 launcher_setup
 
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then owner=65534; rundir=/run/browsercage; else owner=$TEST_UID; rundir=/run/user/$TEST_UID/browsercage; fi
+	if [ "$who" = root ]; then owner=$ROOT_OWNER; rundir=/run/browsercage; else owner=$TEST_UID; rundir=/run/user/$TEST_UID/browsercage; fi
 	# Everything owned by the sandbox's own host uid: permissions alone
 	# would let the sandbox write all of it.
 	st=$SCRATCH/state-$who; mkdir -p "$st/etc" "$st/log" "$st/profiles/a" "$st/profiles/b"
@@ -20,10 +20,10 @@ for who in root "$TEST_USER"; do
 	# owned by the sandbox's host uid (writable from a sandbox that could
 	# reach it) is refused.
 	if [ "$who" = root ]; then
-		write_policy "$POL"; chown 65534 "$POL"
+		write_policy "$POL"; chown "$ROOT_OWNER" "$POL"
 		err=$(as root "$BC" run --policy "$POL" -- /bin/true 2>&1); rc=$?
 		check "root: a policy owned by the sandbox's host uid is refused" \
-			[ $rc = 125 ] && grep -q 'owned by uid 65534' <<<"$err"
+			[ $rc = 125 ] && grep -q "owned by uid $ROOT_OWNER" <<<"$err"
 		chown 0:0 "$POL"
 	else
 		write_policy "$POL"; chown "$owner" "$POL"

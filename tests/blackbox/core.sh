@@ -17,8 +17,9 @@ write_policy "$POL"
 
 for who in root "$TEST_USER"; do
 	# Inside uid 1000 maps to the caller, or as root to the policy's
-	# host_uid (65534 by default): that uid must own the profile.
-	if [ "$who" = root ]; then owner=65534; else owner=$TEST_UID; fi
+	# profile owner of browsercage's host id range, which each sandbox sees
+	# as its own uid: that uid must own the profile.
+	if [ "$who" = root ]; then owner=$ROOT_OWNER; else owner=$TEST_UID; fi
 	run() { as "$who" "$BC" run --policy "$POL" "$@"; }
 
 	out=$(run -- /bin/sh -c 'cat /proc/1/comm; echo $$ $PPID; ls /proc | grep -c "^[0-9]"' 2>&1)

@@ -123,11 +123,12 @@ in_set() { inS nft list set inet browsercage "$1" | grep -q "$2"; }
 # ---- 1. the filter as a unit ------------------------------------------------
 start_filter unit root
 
-# Its privilege: the sandbox's user namespace, the sandbox's host uid
-# (65534), CAP_NET_ADMIN (bit 12) only, no_new_privs, seccomp; its upstream
+# Its privilege: the sandbox's user namespace, the sandbox's own host uid
+# (one of browsercage's range), CAP_NET_ADMIN (bit 12) only, no_new_privs, seccomp; its upstream
 # sockets in the supervisor's netns.
 st=/proc/$FPID/status
-check "filter runs as host uid 65534" grep -Eq '^Uid:\s+65534\s+65534\s+65534\s+65534$' $st
+fuid=$(awk '/^Uid:/ { print ($2 == $3 && $3 == $4 && $4 == $5) ? $2 : "mixed" }' $st)
+check "filter runs as a host uid of browsercage's range ($fuid)" in_id_range "${fuid:-0}"
 check "filter: effective and permitted caps are CAP_NET_ADMIN only" \
 	bash -c "grep -q '^CapEff:.0000000000001000$' $st && grep -q '^CapPrm:.0000000000001000$' $st"
 check "filter: bounding set CAP_NET_ADMIN only, no inheritable or ambient" \

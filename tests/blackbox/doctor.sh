@@ -135,7 +135,7 @@ check "prepare: ... saying it did not close cleanly" grep -q 'did not close clea
 check "prepare: ... and no ready record" [ ! -e "$ROOT/.ready/dirty.json" ]
 check "prepare: a clean label is prepared" "$BC" prepare --policy "$PP" --profile clean-1
 check "prepare: ... its directory is owned by the sandbox's host uid, 0700" \
-	[ "$(stat -c '%u %a' "$ROOT/clean-1")" = "65534 700" ]
+	[ "$(stat -c '%u %a' "$ROOT/clean-1")" = "$ROOT_OWNER 700" ]
 check "prepare --help" "$BC" prepare --help
 
 # ---- man pages and completion ------------------------------------------------------

@@ -55,7 +55,7 @@ print(json.dumps(rs[-1].get(sys.argv[3])) if rs else "")
 tree_sum() { (cd "$1" && find . -printf '%p %m %u %s\n' | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then owner=65534 ogroup=65534; else owner=$TEST_UID ogroup=$TEST_GID; fi
+	if [ "$who" = root ]; then owner=$ROOT_OWNER ogroup=$ROOT_GROUP; else owner=$TEST_UID ogroup=$TEST_GID; fi
 	R=$SCRATCH/root-$who
 	mkdir -m 755 "$R"; chown "$owner" "$R"; [ "$who" = root ] && chown root "$R"
 	AUD=$SCRATCH/audit-$who.jsonl

@@ -83,8 +83,8 @@ for who in root "$TEST_USER"; do
 	check "$who: a flag the caller gave is not added twice" \
 		[ "$(grep -cx 'arg: --disable-sync' <<<"$out")" = 1 ]
 	if [ "$who" = root ]; then
-		check "root: an empty root-owned profile directory is handed to the sandbox's host uid" \
-			[ "$(stat -c %u "$tmpdir")" = 65534 ]
+		check "root: an empty root-owned profile directory is handed to the profile owner" \
+			[ "$(stat -c %u "$tmpdir")" = "$ROOT_OWNER" ]
 		check "root: its download directory points at the downloads directory" \
 			grep -q "\"default_directory\":\"$tmpdir/Downloads\"" "$tmpdir/Default/Preferences"
 		full=$(mktemp -d /tmp/bcw-full.XXXXXX); on_exit "rm -rf '$full'"; touch "$full/x"

@@ -5,7 +5,8 @@
  *
  * Does what the launcher does around the filter, and nothing else: a child
  * unshares a user and a network namespace (uid/gid maps as the launcher
- * writes them: root maps the policy's host ids, a user maps itself), brings
+ * writes them: root maps a slot of browsercage's host id range, held for
+ * our whole life, a user maps itself), brings
  * lo up, commits the policy's ruleset, makes the 127.0.0.1:53 UDP and TCP
  * sockets and a netfilter socket there and hands them up; this process
  * (the "supervisor", in the netns it was started in) starts the filter.
@@ -27,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hostids.h"
 #include "dnsfilter.h"
 #include "nft.h"
 #include "policy.h"
@@ -162,11 +164,15 @@ int main(int argc, char **argv)
 	if (read(sv[0], &c, 1) != 1)
 		die("sandbox child", "ended before unshare");
 	bool root = getuid() == 0;
-	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p.uid, root ? (unsigned)p.host_uid : (unsigned)getuid());
+	struct bc_id_range range;
+	struct bc_host_ids ids = { .uid = getuid(), .gid = getgid(), .lock_fd = -1 };
+	if (root && (bc_ids_range_load(&range, &err) < 0 || bc_ids_take(&range, "dnsfilter-run", &ids, &err) < 0))
+		die("host ids", err.msg);
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p.uid, (unsigned)ids.uid);
 	write_map(child, "uid_map", map);
 	if (!root)
 		write_map(child, "setgroups", "deny");
-	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p.gid, root ? (unsigned)p.host_gid : (unsigned)getgid());
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p.gid, (unsigned)ids.gid);
 	write_map(child, "gid_map", map);
 	if (write(sv[0], "g", 1) != 1)
 		die("sandbox child", "gone");

@@ -27,7 +27,10 @@
  *                               if a fork was refused
  *   probe spin SECONDS          busy-loop; print wall_ms and cpu_ms
  *   probe cgroupfs              exit 0 if no cgroup file can be opened for
- *                               writing and no cgroupfs can be mounted */
+ *                               writing and no cgroupfs can be mounted
+ *   probe notify-hold N HOLD    open up to N inotify instances and N fanotify
+ *                               groups, print "held I F", hold them HOLD
+ *                               seconds (the host's per-user counts) */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -300,6 +303,21 @@ static int cmd_uid(void)
 	for (int i = 0; i < n; i++)
 		printf("%s%u", i ? "," : "", groups[i]);
 	printf("\n");
+	return 0;
+}
+
+static int cmd_notify_hold(long max, long hold)
+{
+	long ni = 0, nf = 0;
+	while (ni < max && syscall(SYS_inotify_init1, O_CLOEXEC) >= 0)
+		ni++;
+	/* an unprivileged group: notification class, fid reporting */
+	while (nf < max && syscall(SYS_fanotify_init, 0x00000200 /* FAN_REPORT_FID */ | 0x1 /* FAN_CLOEXEC */,
+				   O_RDONLY | O_CLOEXEC) >= 0)
+		nf++;
+	printf("held %ld %ld\n", ni, nf);
+	fflush(stdout);
+	sleep((unsigned)hold);
 	return 0;
 }
 
@@ -1033,6 +1051,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "fds"))
 		return cmd_fds(argc - 2, argv + 2);
+	if (!strcmp(cmd, "notify-hold") && argc == 4) {
+		long hold;
+		if (parse_int(argv[2], 1, 100000, &n) < 0 || parse_int(argv[3], 0, 3600, &hold) < 0)
+			return usage();
+		return cmd_notify_hold(n, hold);
+	}
 	if (!strcmp(cmd, "forkbomb") && (argc == 3 || argc == 4)) {
 		long hold = 0;
 		if (parse_int(argv[2], 1, 100000, &n) < 0 || (argc == 4 && parse_int(argv[3], 0, 3600, &hold) < 0))

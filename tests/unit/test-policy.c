@@ -539,6 +539,9 @@ static void test_metadata(void)
 	refused("[network]\nallow_cidrs = ::ffff:169.254.169.254\n",
 		"t.ini:2: allow_cidrs: ::ffff:169.254.169.254 is an IPv4-mapped IPv6 address: write the IPv4 form");
 	/* wider ranges are allowed, with a warning */
+	/* host ids are the range's (hostids.h): the old keys still parse, with a warning */
+	warns("[sandbox]\nhost_uid = 60000\n", "host_uid is ignored: each root-launched sandbox gets host ids of its own", 2);
+	warns("[sandbox]\nuid = 1000\nhost_gid = 60000\n", "host_gid is ignored", 3);
 	warns("[network]\nallow_cidrs = 0.0.0.0/0\n", "allow_cidrs: 0.0.0.0/0 covers cloud metadata endpoints; they stay blocked", 2);
 	warns("[network]\nallow_cidrs = 0.0.0.0/0\n", "allow_cidrs: 0.0.0.0/0 is wider than /8", 2);
 	warns("[network]\nallow_private = 169.254.0.0/16\n",
