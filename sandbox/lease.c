@@ -24,18 +24,12 @@
 
 bool bc_label_valid(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n > 40 || strcmp(s, "templates") == 0)
-		return false;
-	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
+	return bc_id_valid(BC_ID_LABEL, s);
 }
 
 int bc_label_check(const char *what, const char *s, struct bc_error *err)
 {
-	if (bc_label_valid(s))
-		return 0;
-	return bc_error_set(err, EINVAL, "%s '%s' is not valid: use 1 to 40 lower-case letters, digits "
-			    "and '-'%s", what, s, strcmp(s, "templates") == 0 ? " ('templates' is reserved)" : "");
+	return bc_id_check(BC_ID_LABEL, what, s, err);
 }
 
 /* ---- the root and its metadata --------------------------------------------- */
@@ -282,9 +276,8 @@ int bc_lease_acquire(struct bc_lease *l, const struct bc_lease_req *req, struct 
 	struct slot s;
 	int r;
 	*l = (struct bc_lease){ .lock_fd = -1 };
-	if (req->task && !bc_task_id_valid(req->task))
-		return bc_error_set(err, EINVAL, "task id '%s' is not valid ([A-Za-z0-9._-], at most 64, "
-				    "not starting with '.' or '-')", req->task);
+	if (req->task && bc_id_check(BC_ID_TASK, "lease", req->task, err) < 0)
+		return -EINVAL;
 	if ((r = slot_open(&s, req->root, req->label, err)) < 0) {
 		if (a)
 			audit_lease(a, "refused", req->label, NULL, req->task, NULL, err->msg);
@@ -424,9 +417,8 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
 		return bc_error_errno(err, -r, "getrandom");
 	if (!root || !task)
 		return 0;
-	if (!bc_task_id_valid(task))
-		return bc_error_set(err, EINVAL, "task id '%s' is not valid ([A-Za-z0-9._-], at most 64, "
-				    "not starting with '.' or '-')", task);
+	if (bc_id_check(BC_ID_TASK, "attempt log", task, err) < 0)
+		return -EINVAL;
 	_cleanup_close_ int root_fd = root_open(root, err);
 	if (root_fd < 0)
 		return root_fd;
@@ -762,11 +754,10 @@ static int cmd_parse(int argc, char **argv, struct cmd_opts *o, bool want_label,
 		return cmd_fail("%s: unexpected argument '%s'", argv[0], argv[optind]);
 	if (label)
 		*label = want_label ? argv[optind] : NULL;
-	if (want_label && bc_label_check("profile label", argv[optind], &err) < 0)
+	if (want_label && bc_id_check(BC_ID_LABEL, argv[0], argv[optind], &err) < 0)
 		return cmd_fail("%s", err.msg);
-	if (o->task && !bc_task_id_valid(o->task))
-		return cmd_fail("task id '%s' is not valid ([A-Za-z0-9._-], at most 64, not starting "
-				"with '.' or '-')", o->task);
+	if (o->task && bc_id_check(BC_ID_TASK, "--task", o->task, &err) < 0)
+		return cmd_fail("%s", err.msg);
 	if (o->policy ? bc_policy_load(&o->p, o->policy, &err) < 0 : bc_policy_init(&o->p) < 0)
 		return cmd_fail("%s", err.code ? err.msg : "out of memory");
 	if (!o->root)

@@ -2,7 +2,13 @@
  *
  * Each supervisor keeps a record <runtime dir>/<session>.run and holds an
  * exclusive flock on it for its whole life: a record whose lock can be
- * taken belongs to a dead launcher (a pid alone could be reused). */
+ * taken belongs to a dead launcher (a pid alone could be reused). The
+ * record is one line of JSON (json.h), {"session", "pid", "pid_start",
+ * "started", "task", "profile", "policy"}, read strictly; a record in any
+ * other form is unreadable: ps notes and skips it, revoke refuses it, gc
+ * removes it once unlocked. revoke signals only through a pidfd of a
+ * process shown to be the supervisor: the recorded pid, with the recorded
+ * start time, holding the record open. */
 #pragma once
 
 #include <stdint.h>
@@ -15,7 +21,8 @@ struct bc_runtime_rec {
 	char task[128];
 	char profile[1024];
 	char policy[1024];
-	pid_t pid;                  /* the supervisor */
+	int64_t pid;                /* the supervisor */
+	int64_t pid_start;          /* its start time (/proc/PID/stat field 22) */
 	int64_t started;            /* unix seconds */
 	int fd;                     /* the locked record, -1 when not ours */
 	char path[4096];
@@ -26,7 +33,8 @@ struct bc_runtime_rec {
  * /tmp/browsercage-UID; created 0700 and checked to be ours. */
 int bc_runtime_dir(char *buf, size_t len, struct bc_error *err);
 
-/* Create and lock the record of a starting sandbox. */
+/* Create and lock the record of a starting sandbox (rec: session, pid,
+ * started, task, profile, policy; pid_start is filled here). */
 int bc_runtime_register(struct bc_runtime_rec *rec, struct bc_error *err);
 /* Remove the record (at teardown). */
 void bc_runtime_unregister(struct bc_runtime_rec *rec);

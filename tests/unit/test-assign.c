@@ -182,8 +182,8 @@ static void test_assign(void)
 
 static void test_names(void)
 {
-	static const char *const labels_ok[] = { "a", "agent-7", "0", "-", "0123456789012345678901234567890123456789" };
-	static const char *const labels_bad[] = { "", "A", "../x", "a/b", ".", "..", "a b", "a.b", "templates",
+	static const char *const labels_ok[] = { "a", "agent-7", "0", "7-", "0123456789012345678901234567890123456789" };
+	static const char *const labels_bad[] = { "", "-", "-a", "A", "../x", "a/b", ".", "..", "a b", "a.b", "templates",
 						  "01234567890123456789012345678901234567890", "é" };
 	for (size_t i = 0; i < ARRAY_SIZE(labels_ok); i++)
 		ok(bc_label_valid(labels_ok[i]), "label '%s' valid", labels_ok[i]);
