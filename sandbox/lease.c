@@ -655,22 +655,69 @@ int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *p
 
 /* ---- subcommands ------------------------------------------------------------------ */
 
-/* Remove the tree name in dfd without following any symlink; bounded. */
+/* Make the directory fd (O_PATH) readable by us: by the fd, never by a
+ * name a writer could swap (fchmodat2 with AT_EMPTY_PATH, else the
+ * /proc/self/fd magic link, which resolves to this inode only). */
+static int fd_chmod(int fd, mode_t mode)
+{
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+	if (syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOSYS && errno != EINVAL)
+		return -errno;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	return chmod(path, mode) < 0 ? -errno : 0;
+}
+
+/* Open the directory name in dfd for reading without following a symlink
+ * at any point: O_NOFOLLOW on the name, then "." of the pinned inode. */
+static int dir_open_nofollow(int dfd, const char *name)
+{
+	_cleanup_close_ int pfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	int fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		/* Overlay work dirs are mode 0: make it ours to read. */
+		int r = fd_chmod(pfd, 0700);
+		if (r < 0)
+			return r;
+		fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* Remove the tree name in dfd without following any symlink; bounded.
+ * Every step is relative to an opened directory: fstatat and unlinkat on
+ * names in it, directories opened O_NOFOLLOW, permissions changed only
+ * through an fd. A name swapped meanwhile (a directory for a symlink, or
+ * back) is looked at again, within the budget. */
 static int rm_tree(int dfd, const char *name, int depth, size_t *budget)
 {
+	struct stat st;
+again:
 	if (depth > 64 || *budget == 0)
 		return -ELOOP;
 	(*budget)--;
-	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+			return 0;
+		if (errno == EISDIR)
+			goto again;
+		return -errno;
+	}
+	int fd = dir_open_nofollow(dfd, name);
+	if (fd == -ENOENT)
 		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -errno;
-	/* A directory: make it ours to read (overlay work dirs are mode 0). */
-	int ignored = fchmodat(dfd, name, 0700, 0);
-	(void)ignored;
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -ENOTDIR || fd == -ELOOP)
+		goto again;
 	if (fd < 0)
-		return -errno;
+		return fd;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -689,8 +736,11 @@ static int rm_tree(int dfd, const char *name, int depth, size_t *budget)
 				r = rm_tree(dirfd(d), de->d_name, depth + 1, budget);
 	}
 	closedir(d);
-	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+		if (errno == ENOTDIR)
+			goto again;
 		r = -errno;
+	}
 	return r;
 }
 
