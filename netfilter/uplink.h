@@ -67,5 +67,10 @@ void bc_uplink_detach(struct bc_uplink_state *u);
  * remove (pasta dies with its launcher) and it returns 0. */
 int bc_uplink_gc(struct bc_error *err);
 
+/* As bc_uplink_gc for the one slot net (struct bc_uplink_state.net):
+ * -EBUSY while its lock is held, else 1 if something was removed, 0 if
+ * not, or -errno. */
+int bc_uplink_gc_slot(uint32_t net, struct bc_error *err);
+
 /* Would auto pick veth here (CAP_NET_ADMIN over our own netns)? */
 bool bc_uplink_can_veth(void);

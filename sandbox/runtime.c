@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "audit.h"
@@ -438,4 +441,108 @@ int bc_cmd_gc(int argc, char **argv)
 	printf("removed %d stale record%s, %d cgroup%s, %d uplink%s\n", records, records == 1 ? "" : "s",
 	       cgroups, cgroups == 1 ? "" : "s", uplinks, uplinks == 1 ? "" : "s");
 	return 0;
+}
+
+/* ---- the cleaner ------------------------------------------------------------ */
+
+/* Remove the record at path once nobody holds its lock; 1 when done (or
+ * gone), 0 to try again. */
+static int cleaner_record(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return 0;
+	struct stat st, now;
+	if (fstat(fd, &st) < 0 || lstat(path, &now) < 0)
+		return 1;
+	if (st.st_ino == now.st_ino && st.st_dev == now.st_dev)
+		unlink(path);
+	return 1;
+}
+
+static void cleaner_clean(const struct bc_cleaner_job *job)
+{
+	bool cg = !job->cgroup_name, slot = !job->has_slot, rec = !job->record;
+	/* A bound of 5 s: the supervisor's locks go with it, but what it
+	 * started (the DNS filter, the sandbox) may take a moment to die. */
+	for (int i = 0; i < 100 && !(cg && slot && rec); i++) {
+		struct bc_error ignored = {0};
+		if (!cg) {
+			int r = bc_cgroup_gc_name(job->cgroup_parent, job->cgroup_name, &ignored);
+			cg = r > 0 || (r == 0 && i >= 10);
+		}
+		if (!slot)
+			slot = bc_uplink_gc_slot(job->slot_net, &ignored) != -EBUSY;
+		if (!rec)
+			rec = cleaner_record(job->record);
+		if (!(cg && slot && rec))
+			nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 }, NULL);
+	}
+}
+
+static _Noreturn void cleaner_main(int fd, const struct bc_cleaner_job *job)
+{
+	setsid();
+	prctl(PR_SET_NAME, "bc-cleaner", 0, 0, 0);
+	signal(SIGPIPE, SIG_IGN);
+	/* Nothing of the supervisor's but our socket (moved out of the way of
+	 * 0-2, which become /dev/null): its locks (record, cgroup, slot,
+	 * lease) must go when it dies. */
+	int keep = fcntl(fd, F_DUPFD, 64);
+	if (keep < 0)
+		_exit(1);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < 3 && null >= 0; i++)
+		dup2(null, i);
+	syscall(SYS_close_range, 3, keep - 1, 0);
+	syscall(SYS_close_range, keep + 1, ~0U, 0);
+	fd = keep;
+	if (chdir("/") < 0)
+		_exit(1);
+	char c = 0;
+	ssize_t n;
+	do
+		n = read(fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1 && c == 'D')
+		_exit(0);
+	cleaner_clean(job);
+	_exit(0);
+}
+
+int bc_cleaner_start(struct bc_cleaner *c, const struct bc_cleaner_job *job, struct bc_error *err)
+{
+	int sv[2];
+	*c = (struct bc_cleaner)BC_CLEANER_INIT;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return bc_error_errno(err, errno, "start the cleaner");
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return bc_error_errno(err, e, "start the cleaner");
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		cleaner_main(sv[1], job);
+	}
+	close(sv[1]);
+	c->pid = pid;
+	c->fd = sv[0];
+	return 0;
+}
+
+void bc_cleaner_done(struct bc_cleaner *c)
+{
+	if (c->fd >= 0) {
+		ssize_t w = send(c->fd, "D", 1, MSG_NOSIGNAL);
+		(void)w;   /* a cleaner that is gone has nothing left to do */
+		close(c->fd);
+	}
+	while (c->pid > 0 && waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	*c = (struct bc_cleaner)BC_CLEANER_INIT;
 }
