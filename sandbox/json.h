@@ -19,7 +19,7 @@
 
 #include "util.h"
 
-#define BC_REC_MAX_SIZE (16 * 1024)
+#define BC_REC_MAX_SIZE (64 * 1024)
 
 enum bc_rec_type {
 	BC_REC_STR,     /* str/size: a NUL-terminated buffer; null reads as "" */

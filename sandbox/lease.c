@@ -16,6 +16,7 @@
 
 #include "assign.h"
 #include "commands.h"
+#include "json.h"
 #include "lease.h"
 #include "sha256.h"
 
@@ -104,7 +105,7 @@ struct record {
 	bool reserved;
 	bool persistent;
 	char state[16];      /* running, clean, dirty */
-	long pid;
+	int64_t pid;
 	char session[33];
 };
 
@@ -113,49 +114,56 @@ static void copy_str(char *dst, size_t n, const char *s)
 	snprintf(dst, n, "%s", s ? s : "");
 }
 
+/* The record's fields: the one table its writer and its reader share. */
+#define LEASE_FIELDS(label, rec, updated) { \
+	BC_REC_S("label", label, true), \
+	BC_REC_S("task", (rec)->task, false), \
+	BC_REC_B("reserved", &(rec)->reserved, false), \
+	BC_REC_B("persistent", &(rec)->persistent, false), \
+	BC_REC_S("state", (rec)->state, false), \
+	BC_REC_I("pid", &(rec)->pid, false), \
+	BC_REC_S("session", (rec)->session, false), \
+	BC_REC_S("updated", updated, false), \
+}
+
+/* Read the record (strictly: json.h). One that cannot be read as exactly
+ * that, or names another label or an invalid id, is taken as a profile
+ * that did not close cleanly: `run` then needs --recover, never a guess. */
 static void record_read(int meta_fd, const char *label, struct record *rec)
 {
-	char name[64];
+	char name[64], got_label[64] = "", updated[40] = "";
 	*rec = (struct record){ .persistent = true };
 	snprintf(name, sizeof name, "%s.json", label);
-	_cleanup_close_ int fd = openat(meta_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(meta_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *text = NULL;
-	size_t len;
-	struct bc_jv *v = NULL;
-	if (fd < 0 || bc_read_fd(fd, &text, &len, 4096) < 0 || bc_jv_parse(text, len, name, &v, NULL) < 0)
+	size_t len = 0;
+	if (fd < 0)
 		return;
-	rec->exists = true;
-	copy_str(rec->task, sizeof rec->task, bc_jv_str(v, "task"));
-	copy_str(rec->state, sizeof rec->state, bc_jv_str(v, "state"));
-	copy_str(rec->session, sizeof rec->session, bc_jv_str(v, "session"));
-	const struct bc_jv *m;
-	if ((m = bc_jv_get(v, "reserved")) && m->type == BC_JV_BOOL)
-		rec->reserved = m->b;
-	if ((m = bc_jv_get(v, "persistent")) && m->type == BC_JV_BOOL)
-		rec->persistent = m->b;
-	if ((m = bc_jv_get(v, "pid")) && m->type == BC_JV_NUMBER)
-		rec->pid = (long)m->num;
-	bc_jv_free(v);
+	struct record got = { .exists = true, .persistent = true };
+	const struct bc_rec_field f[] = LEASE_FIELDS(got_label, &got, updated);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || bc_read_fd(fd, &text, &len, BC_REC_MAX_SIZE) < 0 ||
+	    bc_rec_parse(text, len, name, f, ARRAY_SIZE(f), NULL) < 0 || strcmp(got_label, label) != 0 ||
+	    (got.task[0] && !bc_id_valid(BC_ID_TASK, got.task)) ||
+	    (got.session[0] && !bc_id_valid(BC_ID_SESSION, got.session))) {
+		*rec = (struct record){ .exists = true, .persistent = true };
+		copy_str(rec->state, sizeof rec->state, "dirty");
+		return;
+	}
+	*rec = got;
 }
 
 /* Replace the record atomically (write a temporary file, rename). */
 static int record_write(int meta_fd, const char *label, const struct record *rec)
 {
-	char name[64], tmp[80], ts[32];
-	struct bc_json j;
+	char name[64], tmp[80], ts[32], lbl[64];
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	bc_json_init(&j);
-	bc_json_str(&j, "label", label);
-	bc_json_str(&j, "task", rec->task[0] ? rec->task : NULL);
-	bc_json_bool(&j, "reserved", rec->reserved);
-	bc_json_bool(&j, "persistent", rec->persistent);
-	bc_json_str(&j, "state", rec->state[0] ? rec->state : NULL);
-	bc_json_int(&j, "pid", rec->pid);
-	bc_json_str(&j, "session", rec->session[0] ? rec->session : NULL);
-	bc_json_str(&j, "updated", ts);
-	const char *text = bc_json_text(&j);
+	copy_str(lbl, sizeof lbl, label);
+	struct record w = *rec;
+	const struct bc_rec_field f[] = LEASE_FIELDS(lbl, &w, ts);
+	_cleanup_free_ char *text = bc_rec_format(f, ARRAY_SIZE(f));
 	snprintf(name, sizeof name, "%s.json", label);
 	snprintf(tmp, sizeof tmp, ".%s.json.%ld", label, (long)getpid());
 	int r = -ENOMEM;
@@ -169,7 +177,6 @@ static int record_write(int meta_fd, const char *label, const struct record *rec
 		if (r < 0)
 			unlinkat(meta_fd, tmp, 0);
 	}
-	bc_json_free(&j);
 	return r;
 }
 
@@ -444,30 +451,29 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
 		tail[--n] = '\0';
 	char *last = strrchr(tail, '\n');
 	last = last ? last + 1 : tail;
-	struct bc_jv *v = NULL;
-	if (*last && bc_jv_parse(last, strlen(last), "attempt log", &v, NULL) == 0) {
-		const char *prev = bc_jv_str(v, "attempt");
-		if (prev && strlen(prev) == 32)
-			memcpy(previous, prev, 33);
-	}
-	bc_jv_free(v);
+	/* Strictly (json.h), with the writer's table below: a line that is
+	 * not exactly an attempt record names no previous attempt. */
+	char ts[32], a_prev[33] = "", a_task[65] = "", a_session[33] = "", a_label[64] = "", a_id[33] = "";
+	const struct bc_rec_field af[] = {
+		BC_REC_S("ts", ts, true), BC_REC_S("attempt", a_id, true),
+		BC_REC_S("previous_attempt", a_prev, false), BC_REC_S("task", a_task, true),
+		BC_REC_S("session", a_session, false), BC_REC_S("label", a_label, false),
+	};
+	if (*last && bc_rec_parse(last, strlen(last), "attempt log", af, ARRAY_SIZE(af), NULL) == 0 &&
+	    bc_id_valid(BC_ID_SESSION, a_id))
+		memcpy(previous, a_id, 33);
 
-	struct bc_json j;
-	char ts[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	bc_json_init(&j);
-	bc_json_str(&j, "ts", ts);
-	bc_json_str(&j, "attempt", attempt);
-	bc_json_str(&j, "previous_attempt", previous[0] ? previous : NULL);
-	bc_json_str(&j, "task", task);
-	bc_json_str(&j, "session", session);
-	bc_json_str(&j, "label", label);
-	const char *text = bc_json_text(&j);
+	memcpy(a_id, attempt, 33);
+	memcpy(a_prev, previous, 33);
+	copy_str(a_task, sizeof a_task, task);
+	copy_str(a_session, sizeof a_session, session);
+	copy_str(a_label, sizeof a_label, label);
+	_cleanup_free_ char *text = bc_rec_format(af, ARRAY_SIZE(af));
 	_cleanup_free_ char *line = NULL;
 	r = text && asprintf(&line, "%s\n", text) >= 0 ? bc_write_all(fd, line, strlen(line)) : -ENOMEM;
-	bc_json_free(&j);
 	if (r < 0)
 		return bc_error_errno(err, -r, "append to attempt log %s/.attempts/%s", root, task);
 	return 0;
