@@ -128,7 +128,7 @@ static void test_assign(void)
 		{ "[]", "must be a JSON object" },
 		{ "{\"taskId\":\"t\",\"label\":\"l\",\"policy\":\"/p\"}", "\"state\" is missing" },
 		{ "{\"label\":\"l\",\"policy\":\"/p\",\"state\":\"approved\"}", "\"taskId\" is missing" },
-		{ "{\"taskId\":\"../x\",\"label\":\"l\",\"policy\":\"/p\",\"state\":\"approved\"}", "not a valid task id" },
+		{ "{\"taskId\":\"../x\",\"label\":\"l\",\"policy\":\"/p\",\"state\":\"approved\"}", "taskId: task id '../x' is not valid" },
 		{ "{\"taskId\":\"t\",\"policy\":\"/p\",\"state\":\"approved\"}", "exactly one of" },
 		{ "{\"taskId\":\"t\",\"label\":\"l\",\"storageDir\":\"/d\",\"policy\":\"/p\",\"state\":\"approved\"}", "exactly one of" },
 		{ "{\"taskId\":\"t\",\"storageDir\":\"d\",\"policy\":\"/p\",\"state\":\"approved\"}", "absolute path" },
