@@ -258,12 +258,13 @@ int bc_id_check(enum bc_id_kind kind, const char *where, const char *s, struct b
 	/* Show the id as one line: control characters and non-ASCII escaped. */
 	char shown[4 * 80 + 4];
 	size_t o = 0;
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && o + 8 < sizeof shown; p++) {
+	const unsigned char *src = (const unsigned char *)(s ? s : "");
+	for (const unsigned char *p = src; *p && o + 8 < sizeof shown; p++) {
 		if (*p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '\'')
 			shown[o++] = (char)*p;
 		else
 			o += (size_t)snprintf(shown + o, sizeof shown - o, "\\x%02x", *p);
-		if (p - (const unsigned char *)s >= 80) {
+		if (p - src >= 80) {
 			memcpy(shown + o, "...", 3);
 			o += 3;
 			break;
