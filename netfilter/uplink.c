@@ -1158,3 +1158,25 @@ int bc_uplink_gc(struct bc_error *err)
 	closedir(d);
 	return r < 0 ? r : removed;
 }
+
+int bc_uplink_gc_slot(uint32_t net, struct bc_error *err)
+{
+	if (geteuid() != 0)
+		return 0;
+	char name[64];
+	slot_names(net, NULL, NULL, name);
+	int dfd = open(UPLINK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : bc_error_errno(err, errno, "open " UPLINK_DIR);
+	_cleanup_close_ int fd = openat(dfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	close(dfd);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : bc_error_errno(err, errno, "open %s/%s", UPLINK_DIR, name);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EBUSY : bc_error_errno(err, errno, "lock %s/%s", UPLINK_DIR, name);
+	_cleanup_close_ int rt = rtnl_open();
+	_cleanup_close_ int nft = bc_nft_socket_open();
+	if (rt < 0 || nft < 0)
+		return bc_error_errno(err, rt < 0 ? -rt : -nft, "open a netlink socket on the host");
+	return slot_clean(rt, nft, net, err);
+}

@@ -74,6 +74,10 @@ int bc_uplink_gc(struct bc_error *err);
  * reply_len). 0, the kernel's -errno, or -errno of send/recv. */
 struct nlmsghdr;
 int bc_nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len);
+/* As bc_uplink_gc for the one slot net (struct bc_uplink_state.net):
+ * -EBUSY while its lock is held, else 1 if something was removed, 0 if
+ * not, or -errno. */
+int bc_uplink_gc_slot(uint32_t net, struct bc_error *err);
 
 /* Would auto pick veth here (CAP_NET_ADMIN over our own netns)? */
 bool bc_uplink_can_veth(void);

@@ -444,16 +444,7 @@ char *bc_jv_format(const struct bc_jv *v)
 
 bool bc_task_id_valid(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
+	return bc_id_valid(BC_ID_TASK, s);
 }
 
 void bc_assign_free(struct bc_assignment *a)
@@ -544,11 +535,16 @@ int bc_assign_parse(struct bc_assignment *a, const char *name, const char *text,
 	}
 	if (r < 0)
 		goto out;
+	char where[3][256];
+	snprintf(where[0], sizeof where[0], "assignment %s: taskId", name);
+	snprintf(where[1], sizeof where[1], "assignment %s: label", name);
+	snprintf(where[2], sizeof where[2], "assignment %s: profileId", name);
 	if (!n.task)
 		r = bc_error_set(err, EINVAL, "%s: \"taskId\" is missing", name);
-	else if (!bc_task_id_valid(n.task))
-		r = bc_error_set(err, EINVAL, "%s: taskId '%s' is not a valid task id "
-				 "([A-Za-z0-9._-], at most 64, not starting with '.' or '-')", name, n.task);
+	else if (bc_id_check(BC_ID_TASK, where[0], n.task, err) < 0 ||
+		 (n.label && bc_id_check(BC_ID_LABEL, where[1], n.label, err) < 0) ||
+		 (n.profile_id && bc_id_check(BC_ID_PROFILE_ID, where[2], n.profile_id, err) < 0))
+		r = -EINVAL;
 	else if (!n.state)
 		r = bc_error_set(err, EINVAL, "%s: \"state\" is missing", name);
 	else if (!n.label == !n.storage_dir)

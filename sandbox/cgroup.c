@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "cgroup.h"
@@ -333,20 +334,53 @@ static bool cg_exists(int dfd, const char *file)
 	return faccessat(dfd, file, F_OK, 0) == 0;
 }
 
-/* Number of pids in cgroup.procs, killing each with sig when sig != 0. */
+/* Is pid listed in cgroup.procs text s? */
+static bool procs_has(const char *s, long pid)
+{
+	for (const char *p = s; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (v == pid)
+			return true;
+		p = end;
+	}
+	return false;
+}
+
+/* Number of pids in cgroup.procs, killing each with sig when sig != 0.
+ * A pid read from the file is signalled only through a pidfd opened first
+ * and only if the pid is still in the cgroup once the pidfd pins the
+ * process: a pid that ended and was reused meanwhile by a process outside
+ * is never signalled. */
 static int cg_procs(int dfd, int sig)
 {
 	_cleanup_free_ char *s = NULL;
 	int r = cg_read(dfd, "cgroup.procs", &s), n = 0;
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
+	long pids[512];
+	int fds[512], k = 0;
 	for (char *p = s, *end; *p; p = end) {
 		long pid = strtol(p, &end, 10);
 		if (end == p)
 			break;
 		n++;
-		if (sig && pid > 1 && pid != getpid())
-			kill((pid_t)pid, sig);
+		if (!sig || pid <= 1 || pid == getpid() || k == (int)ARRAY_SIZE(fds))
+			continue;
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		if (fd >= 0) {
+			pids[k] = pid;
+			fds[k++] = fd;
+		}
+	}
+	_cleanup_free_ char *again = NULL;
+	bool reread = k && cg_read(dfd, "cgroup.procs", &again) >= 0;
+	for (int i = 0; i < k; i++) {
+		if (reread && procs_has(again, pids[i]))
+			syscall(SYS_pidfd_send_signal, fds[i], sig, NULL, 0);
+		close(fds[i]);
 	}
 	return n;
 }

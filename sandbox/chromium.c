@@ -258,6 +258,13 @@ int main(int argc, char **argv)
 	const char *label = getenv_nonempty("BROWSERCAGE_PROFILE_LABEL");
 	const char *root = getenv_nonempty("BROWSERCAGE_PROFILE_ROOT");
 	_cleanup_free_ char *dir = NULL;
+	struct bc_error id_err = {0};
+	if ((task && bc_id_check(BC_ID_TASK, "BROWSERCAGE_TASK", task, &id_err) < 0) ||
+	    (label && bc_id_check(BC_ID_LABEL, "BROWSERCAGE_PROFILE_LABEL", label, &id_err) < 0)) {
+		bc_strv_free(&run);
+		bc_policy_free(&p);
+		return fail("%s; nothing started", id_err.msg);
+	}
 	if (task) {
 		r |= bc_strv_push(&run, "--task");
 		r |= bc_strv_push(&run, task);

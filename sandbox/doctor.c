@@ -35,6 +35,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "doctor.h"
+#include "json.h"
 #include "launch.h"
 #include "hostids.h"
 #include "lease.h"
@@ -792,7 +793,7 @@ int bc_ready_path(const struct bc_policy *p, const char *profile_root, const cha
 int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
 		      const char *label, struct bc_error *err)
 {
-	char path[4096], want[128];
+	char path[4096];
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 
@@ -811,16 +812,33 @@ int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const
 	    (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return bc_error_set(err, EPERM, "ready record %s: not a regular file owned by root or "
 				    "uid %u and writable only by its owner", path, (unsigned)getuid());
-	if (bc_read_fd(fd, &text, NULL, 1 << 20) < 0)
+	size_t len = 0;
+	if (bc_read_fd(fd, &text, &len, BC_REC_MAX_SIZE + 1) < 0)
 		return bc_error_errno(err, EIO, "read ready record %s", path);
-	snprintf(want, sizeof want, "\"policy_sha256\":\"%s\"", p->sha256);
-	if (!strstr(text, want)) {
-		const char *got = strstr(text, "\"policy_sha256\":\"");
+	if (len && text[len - 1] == '\n')
+		len--;
+	/* Strictly (json.h): the fields ready_write writes, nothing else. */
+	bool ok = false;
+	int64_t uid = -1;
+	char sha[65] = "", ppath[4096] = "", pname[256] = "", plabel[64] = "", pdir[4096] = "", ts[40] = "";
+	const struct bc_rec_field f[] = {
+		BC_REC_B("ok", &ok, true), BC_REC_S("policy_sha256", sha, true),
+		BC_REC_S("policy_path", ppath, false), BC_REC_S("policy_name", pname, false),
+		BC_REC_S("label", plabel, false), BC_REC_S("profile_dir", pdir, false),
+		BC_REC_I("uid", &uid, false), BC_REC_S("time", ts, false),
+		{ .key = "doctor", .type = BC_REC_ANY },
+	};
+	struct bc_error why = {0};
+	if (bc_rec_parse(text, len, path, f, ARRAY_SIZE(f), &why) < 0)
+		return bc_error_set(err, EINVAL, "ready record %s cannot be read (%s): run prepare again",
+				    path, why.msg);
+	if (strcmp(sha, p->sha256) != 0)
 		return bc_error_set(err, ESTALE, "ready record %s was made for another policy (sha256 %.64s); "
-				    "%s has sha256 %s: run prepare again", path,
-				    got ? got + 17 : "?", p->path, p->sha256);
-	}
-	if (!strstr(text, "\"ok\":true"))
+				    "%s has sha256 %s: run prepare again", path, sha, p->path, p->sha256);
+	if ((label ? strcmp(plabel, label) : plabel[0]) != 0)
+		return bc_error_set(err, ESTALE, "ready record %s was made for profile '%s', not '%s': run "
+				    "prepare again", path, plabel, label ? label : "");
+	if (!ok)
 		return bc_error_set(err, EPERM, "ready record %s says the host failed its checks", path);
 	return 0;
 }

@@ -1303,11 +1303,26 @@ static void gc_stale_cgroup(const char *session, void *parent)
 	bc_cgroup_gc_name(parent, name, &ignored);
 }
 
+/* What a SIGKILL of this process would leave on the host (the sandbox's
+ * cgroup, its veth slot, its runtime record) is handed to a cleaner that
+ * outlives it (runtime.h); bc_cleaner_done ends it after teardown. */
+static int cleaner_arm(const struct supervisor *s, struct bc_cleaner *c, const struct bc_runtime_rec *rec,
+		       const char *cg_name, struct bc_error *err)
+{
+	struct bc_cleaner_job job = {
+		.record = rec->path, .cgroup_parent = s->l->cgroup_parent,
+		.cgroup_name = s->cg.version ? cg_name : NULL,
+		.has_slot = s->uplink.lock_fd > 0, .slot_net = s->uplink.net,
+	};
+	return bc_cleaner_start(c, &job, err);
+}
+
 int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 {
 	const struct bc_policy *p = l->policy;
 	struct bc_rootfs rfs;
 	struct bc_runtime_rec rec = { .fd = -1 };
+	struct bc_cleaner cleaner = BC_CLEANER_INIT;
 	struct supervisor s = { .l = l, .child = -1, .sync_fd = -1, .sig_fd = -1, .timer_fd = -1,
 				.nflog_fd = -1, .uplink = { .lock_fd = -1 }, .devtools = BC_DEVTOOLS_INIT };
 	int sv[2] = { -1, -1 };
@@ -1414,7 +1429,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	snprintf(rec.policy, sizeof rec.policy, "%s", p->path ? p->path : "");
 	rec.pid = getpid();
 	rec.started = time(NULL);
-	if ((ret = bc_runtime_register(&rec, err)) < 0)
+	if ((ret = bc_runtime_register(&rec, err)) < 0 || (ret = cleaner_arm(&s, &cleaner, &rec, name, err)) < 0)
 		goto kill;
 	if (p->net_mode == BC_NET_FILTERED)
 		ret = supervise_network(&s, err);
@@ -1486,6 +1501,7 @@ out:
 	int cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);
 	bc_ids_release(&l->host);   /* pid 1 and the DNS filter, its other holders, are gone */
+	bc_cleaner_done(&cleaner);
 	l->clean = cg_left >= 0;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (s.child > 0) {

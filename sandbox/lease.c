@@ -17,6 +17,7 @@
 #include "assign.h"
 #include "commands.h"
 #include "hostids.h"
+#include "json.h"
 #include "lease.h"
 #include "sha256.h"
 
@@ -25,18 +26,12 @@
 
 bool bc_label_valid(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n > 40 || strcmp(s, "templates") == 0)
-		return false;
-	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
+	return bc_id_valid(BC_ID_LABEL, s);
 }
 
 int bc_label_check(const char *what, const char *s, struct bc_error *err)
 {
-	if (bc_label_valid(s))
-		return 0;
-	return bc_error_set(err, EINVAL, "%s '%s' is not valid: use 1 to 40 lower-case letters, digits "
-			    "and '-'%s", what, s, strcmp(s, "templates") == 0 ? " ('templates' is reserved)" : "");
+	return bc_id_check(BC_ID_LABEL, what, s, err);
 }
 
 /* ---- the root and its metadata --------------------------------------------- */
@@ -106,7 +101,7 @@ struct record {
 	bool reserved;
 	bool persistent;
 	char state[16];      /* running, clean, dirty */
-	long pid;
+	int64_t pid;
 	char session[33];
 };
 
@@ -115,49 +110,56 @@ static void copy_str(char *dst, size_t n, const char *s)
 	snprintf(dst, n, "%s", s ? s : "");
 }
 
+/* The record's fields: the one table its writer and its reader share. */
+#define LEASE_FIELDS(label, rec, updated) { \
+	BC_REC_S("label", label, true), \
+	BC_REC_S("task", (rec)->task, false), \
+	BC_REC_B("reserved", &(rec)->reserved, false), \
+	BC_REC_B("persistent", &(rec)->persistent, false), \
+	BC_REC_S("state", (rec)->state, false), \
+	BC_REC_I("pid", &(rec)->pid, false), \
+	BC_REC_S("session", (rec)->session, false), \
+	BC_REC_S("updated", updated, false), \
+}
+
+/* Read the record (strictly: json.h). One that cannot be read as exactly
+ * that, or names another label or an invalid id, is taken as a profile
+ * that did not close cleanly: `run` then needs --recover, never a guess. */
 static void record_read(int meta_fd, const char *label, struct record *rec)
 {
-	char name[64];
+	char name[64], got_label[64] = "", updated[40] = "";
 	*rec = (struct record){ .persistent = true };
 	snprintf(name, sizeof name, "%s.json", label);
-	_cleanup_close_ int fd = openat(meta_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(meta_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *text = NULL;
-	size_t len;
-	struct bc_jv *v = NULL;
-	if (fd < 0 || bc_read_fd(fd, &text, &len, 4096) < 0 || bc_jv_parse(text, len, name, &v, NULL) < 0)
+	size_t len = 0;
+	if (fd < 0)
 		return;
-	rec->exists = true;
-	copy_str(rec->task, sizeof rec->task, bc_jv_str(v, "task"));
-	copy_str(rec->state, sizeof rec->state, bc_jv_str(v, "state"));
-	copy_str(rec->session, sizeof rec->session, bc_jv_str(v, "session"));
-	const struct bc_jv *m;
-	if ((m = bc_jv_get(v, "reserved")) && m->type == BC_JV_BOOL)
-		rec->reserved = m->b;
-	if ((m = bc_jv_get(v, "persistent")) && m->type == BC_JV_BOOL)
-		rec->persistent = m->b;
-	if ((m = bc_jv_get(v, "pid")) && m->type == BC_JV_NUMBER)
-		rec->pid = (long)m->num;
-	bc_jv_free(v);
+	struct record got = { .exists = true, .persistent = true };
+	const struct bc_rec_field f[] = LEASE_FIELDS(got_label, &got, updated);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || bc_read_fd(fd, &text, &len, BC_REC_MAX_SIZE) < 0 ||
+	    bc_rec_parse(text, len, name, f, ARRAY_SIZE(f), NULL) < 0 || strcmp(got_label, label) != 0 ||
+	    (got.task[0] && !bc_id_valid(BC_ID_TASK, got.task)) ||
+	    (got.session[0] && !bc_id_valid(BC_ID_SESSION, got.session))) {
+		*rec = (struct record){ .exists = true, .persistent = true };
+		copy_str(rec->state, sizeof rec->state, "dirty");
+		return;
+	}
+	*rec = got;
 }
 
 /* Replace the record atomically (write a temporary file, rename). */
 static int record_write(int meta_fd, const char *label, const struct record *rec)
 {
-	char name[64], tmp[80], ts[32];
-	struct bc_json j;
+	char name[64], tmp[80], ts[32], lbl[64];
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	bc_json_init(&j);
-	bc_json_str(&j, "label", label);
-	bc_json_str(&j, "task", rec->task[0] ? rec->task : NULL);
-	bc_json_bool(&j, "reserved", rec->reserved);
-	bc_json_bool(&j, "persistent", rec->persistent);
-	bc_json_str(&j, "state", rec->state[0] ? rec->state : NULL);
-	bc_json_int(&j, "pid", rec->pid);
-	bc_json_str(&j, "session", rec->session[0] ? rec->session : NULL);
-	bc_json_str(&j, "updated", ts);
-	const char *text = bc_json_text(&j);
+	copy_str(lbl, sizeof lbl, label);
+	struct record w = *rec;
+	const struct bc_rec_field f[] = LEASE_FIELDS(lbl, &w, ts);
+	_cleanup_free_ char *text = bc_rec_format(f, ARRAY_SIZE(f));
 	snprintf(name, sizeof name, "%s.json", label);
 	snprintf(tmp, sizeof tmp, ".%s.json.%ld", label, (long)getpid());
 	int r = -ENOMEM;
@@ -171,7 +173,6 @@ static int record_write(int meta_fd, const char *label, const struct record *rec
 		if (r < 0)
 			unlinkat(meta_fd, tmp, 0);
 	}
-	bc_json_free(&j);
 	return r;
 }
 
@@ -278,9 +279,8 @@ int bc_lease_acquire(struct bc_lease *l, const struct bc_lease_req *req, struct 
 	struct slot s;
 	int r;
 	*l = (struct bc_lease){ .lock_fd = -1 };
-	if (req->task && !bc_task_id_valid(req->task))
-		return bc_error_set(err, EINVAL, "task id '%s' is not valid ([A-Za-z0-9._-], at most 64, "
-				    "not starting with '.' or '-')", req->task);
+	if (req->task && bc_id_check(BC_ID_TASK, "lease", req->task, err) < 0)
+		return -EINVAL;
 	if ((r = slot_open(&s, req->root, req->label, err)) < 0) {
 		if (a)
 			audit_lease(a, "refused", req->label, NULL, req->task, NULL, err->msg);
@@ -420,9 +420,8 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
 		return bc_error_errno(err, -r, "getrandom");
 	if (!root || !task)
 		return 0;
-	if (!bc_task_id_valid(task))
-		return bc_error_set(err, EINVAL, "task id '%s' is not valid ([A-Za-z0-9._-], at most 64, "
-				    "not starting with '.' or '-')", task);
+	if (bc_id_check(BC_ID_TASK, "attempt log", task, err) < 0)
+		return -EINVAL;
 	_cleanup_close_ int root_fd = root_open(root, err);
 	if (root_fd < 0)
 		return root_fd;
@@ -448,30 +447,29 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
 		tail[--n] = '\0';
 	char *last = strrchr(tail, '\n');
 	last = last ? last + 1 : tail;
-	struct bc_jv *v = NULL;
-	if (*last && bc_jv_parse(last, strlen(last), "attempt log", &v, NULL) == 0) {
-		const char *prev = bc_jv_str(v, "attempt");
-		if (prev && strlen(prev) == 32)
-			memcpy(previous, prev, 33);
-	}
-	bc_jv_free(v);
+	/* Strictly (json.h), with the writer's table below: a line that is
+	 * not exactly an attempt record names no previous attempt. */
+	char ts[32], a_prev[33] = "", a_task[65] = "", a_session[33] = "", a_label[64] = "", a_id[33] = "";
+	const struct bc_rec_field af[] = {
+		BC_REC_S("ts", ts, true), BC_REC_S("attempt", a_id, true),
+		BC_REC_S("previous_attempt", a_prev, false), BC_REC_S("task", a_task, true),
+		BC_REC_S("session", a_session, false), BC_REC_S("label", a_label, false),
+	};
+	if (*last && bc_rec_parse(last, strlen(last), "attempt log", af, ARRAY_SIZE(af), NULL) == 0 &&
+	    bc_id_valid(BC_ID_SESSION, a_id))
+		memcpy(previous, a_id, 33);
 
-	struct bc_json j;
-	char ts[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	bc_json_init(&j);
-	bc_json_str(&j, "ts", ts);
-	bc_json_str(&j, "attempt", attempt);
-	bc_json_str(&j, "previous_attempt", previous[0] ? previous : NULL);
-	bc_json_str(&j, "task", task);
-	bc_json_str(&j, "session", session);
-	bc_json_str(&j, "label", label);
-	const char *text = bc_json_text(&j);
+	memcpy(a_id, attempt, 33);
+	memcpy(a_prev, previous, 33);
+	copy_str(a_task, sizeof a_task, task);
+	copy_str(a_session, sizeof a_session, session);
+	copy_str(a_label, sizeof a_label, label);
+	_cleanup_free_ char *text = bc_rec_format(af, ARRAY_SIZE(af));
 	_cleanup_free_ char *line = NULL;
 	r = text && asprintf(&line, "%s\n", text) >= 0 ? bc_write_all(fd, line, strlen(line)) : -ENOMEM;
-	bc_json_free(&j);
 	if (r < 0)
 		return bc_error_errno(err, -r, "append to attempt log %s/.attempts/%s", root, task);
 	return 0;
@@ -688,22 +686,69 @@ int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *p
 
 /* ---- subcommands ------------------------------------------------------------------ */
 
-/* Remove the tree name in dfd without following any symlink; bounded. */
+/* Make the directory fd (O_PATH) readable by us: by the fd, never by a
+ * name a writer could swap (fchmodat2 with AT_EMPTY_PATH, else the
+ * /proc/self/fd magic link, which resolves to this inode only). */
+static int fd_chmod(int fd, mode_t mode)
+{
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+	if (syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOSYS && errno != EINVAL)
+		return -errno;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	return chmod(path, mode) < 0 ? -errno : 0;
+}
+
+/* Open the directory name in dfd for reading without following a symlink
+ * at any point: O_NOFOLLOW on the name, then "." of the pinned inode. */
+static int dir_open_nofollow(int dfd, const char *name)
+{
+	_cleanup_close_ int pfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	int fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		/* Overlay work dirs are mode 0: make it ours to read. */
+		int r = fd_chmod(pfd, 0700);
+		if (r < 0)
+			return r;
+		fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* Remove the tree name in dfd without following any symlink; bounded.
+ * Every step is relative to an opened directory: fstatat and unlinkat on
+ * names in it, directories opened O_NOFOLLOW, permissions changed only
+ * through an fd. A name swapped meanwhile (a directory for a symlink, or
+ * back) is looked at again, within the budget. */
 static int rm_tree(int dfd, const char *name, int depth, size_t *budget)
 {
+	struct stat st;
+again:
 	if (depth > 64 || *budget == 0)
 		return -ELOOP;
 	(*budget)--;
-	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+			return 0;
+		if (errno == EISDIR)
+			goto again;
+		return -errno;
+	}
+	int fd = dir_open_nofollow(dfd, name);
+	if (fd == -ENOENT)
 		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -errno;
-	/* A directory: make it ours to read (overlay work dirs are mode 0). */
-	int ignored = fchmodat(dfd, name, 0700, 0);
-	(void)ignored;
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -ENOTDIR || fd == -ELOOP)
+		goto again;
 	if (fd < 0)
-		return -errno;
+		return fd;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -722,8 +767,11 @@ static int rm_tree(int dfd, const char *name, int depth, size_t *budget)
 				r = rm_tree(dirfd(d), de->d_name, depth + 1, budget);
 	}
 	closedir(d);
-	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+		if (errno == ENOTDIR)
+			goto again;
 		r = -errno;
+	}
 	return r;
 }
 
@@ -787,11 +835,10 @@ static int cmd_parse(int argc, char **argv, struct cmd_opts *o, bool want_label,
 		return cmd_fail("%s: unexpected argument '%s'", argv[0], argv[optind]);
 	if (label)
 		*label = want_label ? argv[optind] : NULL;
-	if (want_label && bc_label_check("profile label", argv[optind], &err) < 0)
+	if (want_label && bc_id_check(BC_ID_LABEL, argv[0], argv[optind], &err) < 0)
 		return cmd_fail("%s", err.msg);
-	if (o->task && !bc_task_id_valid(o->task))
-		return cmd_fail("task id '%s' is not valid ([A-Za-z0-9._-], at most 64, not starting "
-				"with '.' or '-')", o->task);
+	if (o->task && bc_id_check(BC_ID_TASK, "--task", o->task, &err) < 0)
+		return cmd_fail("%s", err.msg);
 	if (o->policy ? bc_policy_load(&o->p, o->policy, &err) < 0 : bc_policy_init(&o->p) < 0)
 		return cmd_fail("%s", err.code ? err.msg : "out of memory");
 	if (!o->root)

@@ -48,7 +48,8 @@ struct bc_lease_req {
 	const char *session;/* for the lease record (may be NULL) */
 };
 
-/* Is s a valid profile label or template name: [a-z0-9-]{1,40}, and not
+/* Is s a valid profile label or template name: [a-z0-9-]{1,40}, not starting
+ * with '-', and not
  * "templates"? */
 bool bc_label_valid(const char *s);
 /* As bc_label_valid, filling err with a message naming what and s. */

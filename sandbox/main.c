@@ -184,6 +184,12 @@ static int cmd_run(int argc, char **argv)
 				      "--devtools-forward=HOST:SANDBOX (browsercage-chromium does)");
 		l.devtools_host_port = l.devtools_sandbox_port = (uint16_t)port;
 	}
+	/* Ids name files, records and cgroups: checked here, where they
+	 * enter, whatever else is given. */
+	if ((l.task_id && bc_id_check(BC_ID_TASK, "--task", l.task_id, &err) < 0) ||
+	    (label && bc_id_check(BC_ID_LABEL, "--profile", label, &err) < 0) ||
+	    (template_name && bc_id_check(BC_ID_TEMPLATE, "--template", template_name, &err) < 0))
+		return errorf(BC_EXIT_LAUNCHER, "%s; nothing started", err.msg);
 	/* An assignment names the task, the profile and the policy; what the
 	 * command line says must agree with it. */
 	if (assignment_path) {
@@ -326,10 +332,6 @@ static int cmd_run(int argc, char **argv)
 	/* --template: the profile is an overlay over a snapshot, checked like a
 	 * profile directory (owner, mode, no symlink in the path). */
 	if (template_name) {
-		if (bc_label_check("template name", template_name, &err) < 0) {
-			ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
-			goto out;
-		}
 		snprintf(tdir, sizeof tdir, "%s/templates/%s", root, template_name);
 		int fd = bc_profile_open(tdir, l.profile_uid, &err);
 		if (fd < 0) {

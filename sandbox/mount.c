@@ -548,17 +548,33 @@ static int mount_template(const struct bc_rootfs *r, int lower, struct bc_error 
 	return staged >= 0 ? mount_template_unstage(err) : 0;
 }
 
-/* Create dir (relative) owned by the sandbox user, refusing a symlink. */
+/* Create dir (relative to the new root, our cwd) owned by the sandbox
+ * user, refusing a symlink anywhere on the way: the parent is opened with
+ * openat2 beneath the root without symlinks, the directory made and opened
+ * relative to it (O_NOFOLLOW), its owner set through that fd. */
 static int ensure_user_dir(const char *dir, const struct bc_rootfs *r, struct bc_error *err)
 {
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+	char parent[4096];
+	snprintf(parent, sizeof parent, "%s", dir);
+	char *slash = strrchr(parent, '/');
+	const char *base = slash ? slash + 1 : parent;
+	if (slash)
+		*slash = '\0';
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int pfd = (int)syscall(SYS_openat2, AT_FDCWD, slash ? parent : ".", &how, sizeof how);
+	if (pfd < 0)
+		return bc_error_errno(err, errno, "open /%s%s", slash ? parent : "",
+				      errno == ELOOP ? " (a symlink is refused)" : "");
+	if (mkdirat(pfd, base, 0700) < 0 && errno != EEXIST)
 		return bc_error_errno(err, errno, "mkdir /%s", dir);
-	struct stat st;
-	if (lstat(dir, &st) < 0)
-		return bc_error_errno(err, errno, "stat /%s", dir);
-	if (!S_ISDIR(st.st_mode))
+	_cleanup_close_ int fd = openat(pfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ENOTDIR || errno == ELOOP))
 		return bc_error_set(err, ENOTDIR, "/%s is not a directory (a symlink is refused)", dir);
-	if (st.st_uid != r->uid && lchown(dir, r->uid, r->gid) < 0)
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return bc_error_errno(err, errno, "open /%s", dir);
+	if (st.st_uid != r->uid && fchownat(fd, "", r->uid, r->gid, AT_EMPTY_PATH) < 0)
 		return bc_error_errno(err, errno, "chown /%s", dir);
 	return 0;
 }

@@ -8,12 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "audit.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "json.h"
 #include "runtime.h"
 #include "uplink.h"
 
@@ -69,12 +74,56 @@ int bc_runtime_dir(char *buf, size_t len, struct bc_error *err)
 	return 0;
 }
 
+/* The start time of pid (field 22 of /proc/PID/stat, clock ticks since
+ * boot): with the pid, it names one process for the life of the host. */
+static int proc_starttime(pid_t pid, int64_t *out)
+{
+	char path[64];
+	_cleanup_free_ char *text = NULL;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int r = bc_read_file(path, &text, NULL, 4096);
+	if (r < 0)
+		return r;
+	/* The name in parentheses may hold anything: fields follow the last ')'. */
+	char *p = strrchr(text, ')');
+	if (!p)
+		return -EINVAL;
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EINVAL;
+	}
+	char *end;
+	errno = 0;
+	long long v = strtoll(p + 1, &end, 10);
+	if (errno || end == p + 1 || v < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* The record's fields: the one table its writer and its reader share. */
+#define RUNTIME_FIELDS(rec) { \
+	BC_REC_S("session", (rec)->session, true), \
+	BC_REC_I("pid", &(rec)->pid, true), \
+	BC_REC_I("pid_start", &(rec)->pid_start, true), \
+	BC_REC_I("started", &(rec)->started, true), \
+	BC_REC_S("task", (rec)->task, false), \
+	BC_REC_S("profile", (rec)->profile, false), \
+	BC_REC_S("policy", (rec)->policy, false), \
+}
+
 int bc_runtime_register(struct bc_runtime_rec *rec, struct bc_error *err)
 {
 	char dir[4000];
 	int r = bc_runtime_dir(dir, sizeof dir, err);
 	if (r < 0)
 		return r;
+	if (!bc_id_valid(BC_ID_SESSION, rec->session) || (rec->task[0] && !bc_id_valid(BC_ID_TASK, rec->task)))
+		return bc_error_set(err, EINVAL, "runtime record: invalid session or task id");
+	if ((r = proc_starttime(rec->pid, &rec->pid_start)) < 0)
+		return bc_error_errno(err, -r, "read the start time of pid %lld", (long long)rec->pid);
 	snprintf(rec->path, sizeof rec->path, "%s/%s.run", dir, rec->session);
 	rec->fd = open(rec->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (rec->fd < 0)
@@ -84,11 +133,20 @@ int bc_runtime_register(struct bc_runtime_rec *rec, struct bc_error *err)
 		bc_runtime_unregister(rec);
 		return r;
 	}
-	char text[4096];
-	int n = snprintf(text, sizeof text, "session=%s\npid=%d\nstarted=%lld\ntask=%s\nprofile=%s\npolicy=%s\n",
-			 rec->session, (int)rec->pid, (long long)rec->started, rec->task,
-			 rec->profile, rec->policy);
-	if ((r = bc_write_all(rec->fd, text, (size_t)n)) < 0) {
+	/* Paths are shown by ps only: a control character in one becomes '?'
+	 * (the reader refuses them). */
+	for (char *q = rec->profile; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			*q = '?';
+	for (char *q = rec->policy; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			*q = '?';
+	const struct bc_rec_field f[] = RUNTIME_FIELDS(rec);
+	_cleanup_free_ char *text = bc_rec_format(f, ARRAY_SIZE(f));
+	r = text ? bc_write_all(rec->fd, text, strlen(text)) : -ENOMEM;
+	if (r == 0)
+		r = bc_write_all(rec->fd, "\n", 1);
+	if (r < 0) {
 		bc_error_errno(err, -r, "write %s", rec->path);
 		bc_runtime_unregister(rec);
 		return r;
@@ -105,44 +163,52 @@ void bc_runtime_unregister(struct bc_runtime_rec *rec)
 	rec->fd = -1;
 }
 
-/* Read a record; *alive tells whether its supervisor still holds it. The
- * record is trusted only as far as its own fields go: values are copied
- * into fixed buffers, unknown keys ignored. */
-static int record_read(const char *path, struct bc_runtime_rec *rec, bool *alive)
+/* Read the record at path (its session, from the file name, is already
+ * known to be valid) into rec, keeping it open in rec->fd; *alive tells
+ * whether its supervisor still holds it. A record that is not exactly the
+ * JSON of RUNTIME_FIELDS, or names another session, is unreadable: 1 is
+ * returned with the reason in err (the old text format lands here). */
+static int record_read(int dfd, const char *name, const char *path, struct bc_runtime_rec *rec,
+		       bool *alive, struct bc_error *err)
 {
 	*rec = (struct bc_runtime_rec){ .fd = -1 };
 	snprintf(rec->path, sizeof rec->path, "%s", path);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	*alive = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	_cleanup_free_ char *text = NULL;
-	int r = bc_read_fd(fd, &text, NULL, 16384);
-	if (r < 0)
-		return r;
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
-		if (!eq)
-			continue;
-		*eq++ = '\0';
-		if (strcmp(line, "session") == 0)
-			snprintf(rec->session, sizeof rec->session, "%s", eq);
-		else if (strcmp(line, "pid") == 0)
-			rec->pid = (pid_t)atoi(eq);
-		else if (strcmp(line, "started") == 0)
-			rec->started = atoll(eq);
-		else if (strcmp(line, "task") == 0)
-			snprintf(rec->task, sizeof rec->task, "%s", eq);
-		else if (strcmp(line, "profile") == 0)
-			snprintf(rec->profile, sizeof rec->profile, "%s", eq);
-		else if (strcmp(line, "policy") == 0)
-			snprintf(rec->policy, sizeof rec->policy, "%s", eq);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
 	}
+	*alive = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	rec->fd = fd;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r = bc_read_fd(fd, &text, &len, BC_REC_MAX_SIZE + 1);
+	if (r < 0)
+		return bc_error_errno(err, -r, "%s", path), 1;
+	if (len == 0)
+		return bc_error_set(err, EINVAL, "%s: empty", path), 1;
+	if (len && text[len - 1] == '\n')
+		len--;
+	struct bc_runtime_rec got = { .fd = -1 };
+	const struct bc_rec_field f[] = RUNTIME_FIELDS(&got);
+	if (bc_rec_parse(text, len, path, f, ARRAY_SIZE(f), err) < 0)
+		return 1;
+	if (strncmp(got.session, name, 32) != 0 || strlen(got.session) != 32)
+		return bc_error_set(err, EINVAL, "%s: names session %.32s, not its own", path, got.session), 1;
+	if (got.task[0] && !bc_id_valid(BC_ID_TASK, got.task))
+		return bc_error_set(err, EINVAL, "%s: invalid task id", path), 1;
+	got.fd = rec->fd;
+	memcpy(got.path, rec->path, sizeof got.path);
+	*rec = got;
 	return 0;
 }
 
-typedef int (*record_fn)(struct bc_runtime_rec *rec, bool alive, void *ctx);
+/* fn gets each record: parsed (bad NULL), or unreadable (bad says why;
+ * only session, path and fd are set). */
+typedef int (*record_fn)(struct bc_runtime_rec *rec, bool alive, const char *bad, void *ctx);
 
 static int records_each(record_fn fn, void *ctx, struct bc_error *err)
 {
@@ -155,22 +221,74 @@ static int records_each(record_fn fn, void *ctx, struct bc_error *err)
 		return bc_error_errno(err, errno, "open %s", dir);
 	struct dirent *de;
 	int ret = 0;
-	while ((de = readdir(d))) {
+	for (int i = 0; i < 1 << 20 && (de = readdir(d)); i++) {
 		size_t n = strlen(de->d_name);
+		char session[33];
 		if (n != 36 || strcmp(de->d_name + 32, ".run") != 0)
+			continue;
+		memcpy(session, de->d_name, 32);
+		session[32] = '\0';
+		if (!bc_id_valid(BC_ID_SESSION, session))
 			continue;
 		char path[4096];
 		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path)
 			continue;
 		struct bc_runtime_rec rec;
+		struct bc_error why = {0};
 		bool alive = false;
-		if (record_read(path, &rec, &alive) < 0)
+		int q = record_read(dirfd(d), de->d_name, path, &rec, &alive, &why);
+		if (q < 0)
 			continue;
-		if ((ret = fn(&rec, alive, ctx)) != 0)
+		if (q > 0)
+			memcpy(rec.session, session, sizeof session);
+		ret = fn(&rec, alive, q > 0 ? why.msg : NULL, ctx);
+		if (rec.fd >= 0)
+			close(rec.fd);
+		if (ret != 0)
 			break;
 	}
 	closedir(d);
 	return ret;
+}
+
+/* A pidfd of the supervisor rec names, once shown to be it: the process
+ * with the recorded pid and start time that holds this very record open
+ * (rec->fd, the inode we read). The pid is checked only after the pidfd is
+ * open, and the process is checked alive again after the checks, so the
+ * checks and the pidfd are about one process even if the pid is reused. */
+static int supervisor_pidfd(const struct bc_runtime_rec *rec, struct bc_error *err)
+{
+	struct stat want;
+	int64_t start = -1;
+	if (rec->pid <= 1 || rec->pid > INT32_MAX || fstat(rec->fd, &want) < 0)
+		return bc_error_set(err, EINVAL, "record %s names no valid pid", rec->path);
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)rec->pid, 0);
+	if (pidfd < 0)
+		return bc_error_errno(err, errno, "record %s: pid %lld", rec->path, (long long)rec->pid);
+	if (proc_starttime((pid_t)rec->pid, &start) < 0 || start != rec->pid_start)
+		return bc_error_set(err, ESRCH, "record %s: pid %lld is another process (its start time "
+				    "differs from the record's); nothing signalled", rec->path, (long long)rec->pid);
+	char fddir[64];
+	snprintf(fddir, sizeof fddir, "/proc/%d/fd", (int)rec->pid);
+	_cleanup_close_ int dfd = open(fddir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d)
+		return bc_error_errno(err, errno, "record %s: read %s", rec->path, fddir);
+	dfd = -1;
+	bool holds = false;
+	struct dirent *de;
+	for (int i = 0; i < 1 << 16 && !holds && (de = readdir(d)); i++) {
+		struct stat st;
+		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st, 0) == 0)
+			holds = st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+	}
+	closedir(d);
+	if (!holds)
+		return bc_error_set(err, ESRCH, "record %s: pid %lld does not hold the record, so it is not "
+				    "the session's supervisor; nothing signalled", rec->path, (long long)rec->pid);
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return bc_error_errno(err, errno, "record %s: pid %lld", rec->path, (long long)rec->pid);
+	return TAKE_FD(pidfd);
 }
 
 struct ps_ctx {
@@ -178,18 +296,22 @@ struct ps_ctx {
 	int n;
 };
 
-static int ps_one(struct bc_runtime_rec *rec, bool alive, void *ctx)
+static int ps_one(struct bc_runtime_rec *rec, bool alive, const char *bad, void *ctx)
 {
 	struct ps_ctx *c = ctx;
 	if (!alive)
 		return 0;
+	if (bad) {
+		fprintf(stderr, "browsercage: ps: ignoring an unreadable record (%s)\n", bad);
+		return 0;
+	}
 	long age = (long)(time(NULL) - rec->started);
 	if (c->json) {
 		struct bc_json j;
 		bc_json_init(&j);
 		bc_json_str(&j, "session", rec->session);
 		bc_json_str(&j, "task", rec->task[0] ? rec->task : NULL);
-		bc_json_int(&j, "pid", rec->pid);
+		bc_json_int(&j, "pid", (int64_t)rec->pid);
 		bc_json_str(&j, "profile", rec->profile);
 		bc_json_str(&j, "policy", rec->policy);
 		bc_json_int(&j, "age_seconds", age);
@@ -228,24 +350,39 @@ int bc_cmd_ps(int argc, char **argv)
 
 struct revoke_ctx {
 	const char *session;
-	int found;
+	int found;               /* 0 none, 1 signalled, -1 dead, -2 refused */
+	struct bc_error err;
 };
 
-static int revoke_one(struct bc_runtime_rec *rec, bool alive, void *ctx)
+static int revoke_one(struct bc_runtime_rec *rec, bool alive, const char *bad, void *ctx)
 {
 	struct revoke_ctx *c = ctx;
 	if (strcmp(rec->session, c->session) != 0)
 		return 0;
-	c->found = alive ? 1 : -1;
-	if (alive && rec->pid > 1 && kill(rec->pid, SIGUSR1) < 0)
-		c->found = -2;
+	if (!alive) {
+		c->found = -1;
+		return 1;
+	}
+	c->found = -2;
+	if (bad) {
+		bc_error_set(&c->err, EINVAL, "unreadable record (%s); nothing signalled", bad);
+		return 1;
+	}
+	_cleanup_close_ int pidfd = supervisor_pidfd(rec, &c->err);
+	if (pidfd < 0)
+		return 1;
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGUSR1, NULL, 0) < 0) {
+		bc_error_errno(&c->err, errno, "cannot signal the supervisor of %s", c->session);
+		return 1;
+	}
+	c->found = 1;
 	return 1;
 }
 
 int bc_cmd_revoke(int argc, char **argv)
 {
 	struct bc_error err = {0};
-	if (argc != 2 || strlen(argv[1]) != 32 || strspn(argv[1], "0123456789abcdef") != 32) {
+	if (argc != 2 || !bc_id_valid(BC_ID_SESSION, argv[1])) {
 		fprintf(stderr, "usage: browsercage revoke SESSION (the 32-hex-digit id `ps` shows)\n");
 		return 2;
 	}
@@ -259,8 +396,7 @@ int bc_cmd_revoke(int argc, char **argv)
 		return 1;
 	}
 	if (c.found == -2) {
-		fprintf(stderr, "browsercage: revoke: cannot signal the supervisor of %s: %s\n", argv[1],
-			strerror(errno));
+		fprintf(stderr, "browsercage: revoke: %s: %s\n", argv[1], c.err.msg);
 		return 125;
 	}
 	printf("revoked %s\n", argv[1]);
@@ -273,18 +409,24 @@ struct gc_ctx {
 	int n;
 };
 
-static int gc_one(struct bc_runtime_rec *rec, bool alive, void *ctx)
+static int gc_one(struct bc_runtime_rec *rec, bool alive, const char *bad, void *ctx)
 {
 	struct gc_ctx *c = ctx;
-	struct stat st;
+	struct stat st, now;
 	if (alive)
 		return 0;
 	/* A record is written only once its lock is held, so an unlocked one
-	 * with content is dead; an empty one may be a launcher between its
-	 * create and its flock: leave it for a minute. */
-	if (!rec->session[0] && (stat(rec->path, &st) < 0 || st.st_mtime > time(NULL) - 60))
+	 * is dead; an unreadable one may be a launcher between its create and
+	 * its write: leave it for a minute. Nothing read from a record is
+	 * acted on but its session (the file name): gc signals no process. */
+	if (bad && (fstat(rec->fd, &st) < 0 || st.st_mtime > time(NULL) - 60))
 		return 0;
-	if (c->fn && rec->session[0])
+	/* Take the lock before removing, so a launcher cannot take it meanwhile;
+	 * remove only the inode we looked at. */
+	if (flock(rec->fd, LOCK_EX | LOCK_NB) < 0 || fstat(rec->fd, &st) < 0 || lstat(rec->path, &now) < 0 ||
+	    st.st_ino != now.st_ino || st.st_dev != now.st_dev)
+		return 0;
+	if (c->fn)
 		c->fn(rec->session, c->ctx);
 	if (unlink(rec->path) == 0)
 		c->n++;
@@ -322,4 +464,108 @@ int bc_cmd_gc(int argc, char **argv)
 	printf("removed %d stale record%s, %d cgroup%s, %d uplink%s\n", records, records == 1 ? "" : "s",
 	       cgroups, cgroups == 1 ? "" : "s", uplinks, uplinks == 1 ? "" : "s");
 	return 0;
+}
+
+/* ---- the cleaner ------------------------------------------------------------ */
+
+/* Remove the record at path once nobody holds its lock; 1 when done (or
+ * gone), 0 to try again. */
+static int cleaner_record(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return 0;
+	struct stat st, now;
+	if (fstat(fd, &st) < 0 || lstat(path, &now) < 0)
+		return 1;
+	if (st.st_ino == now.st_ino && st.st_dev == now.st_dev)
+		unlink(path);
+	return 1;
+}
+
+static void cleaner_clean(const struct bc_cleaner_job *job)
+{
+	bool cg = !job->cgroup_name, slot = !job->has_slot, rec = !job->record;
+	/* A bound of 5 s: the supervisor's locks go with it, but what it
+	 * started (the DNS filter, the sandbox) may take a moment to die. */
+	for (int i = 0; i < 100 && !(cg && slot && rec); i++) {
+		struct bc_error ignored = {0};
+		if (!cg) {
+			int r = bc_cgroup_gc_name(job->cgroup_parent, job->cgroup_name, &ignored);
+			cg = r > 0 || (r == 0 && i >= 10);
+		}
+		if (!slot)
+			slot = bc_uplink_gc_slot(job->slot_net, &ignored) != -EBUSY;
+		if (!rec)
+			rec = cleaner_record(job->record);
+		if (!(cg && slot && rec))
+			nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 }, NULL);
+	}
+}
+
+static _Noreturn void cleaner_main(int fd, const struct bc_cleaner_job *job)
+{
+	setsid();
+	prctl(PR_SET_NAME, "bc-cleaner", 0, 0, 0);
+	signal(SIGPIPE, SIG_IGN);
+	/* Nothing of the supervisor's but our socket (moved out of the way of
+	 * 0-2, which become /dev/null): its locks (record, cgroup, slot,
+	 * lease) must go when it dies. */
+	int keep = fcntl(fd, F_DUPFD, 64);
+	if (keep < 0)
+		_exit(1);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < 3 && null >= 0; i++)
+		dup2(null, i);
+	syscall(SYS_close_range, 3, keep - 1, 0);
+	syscall(SYS_close_range, keep + 1, ~0U, 0);
+	fd = keep;
+	if (chdir("/") < 0)
+		_exit(1);
+	char c = 0;
+	ssize_t n;
+	do
+		n = read(fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1 && c == 'D')
+		_exit(0);
+	cleaner_clean(job);
+	_exit(0);
+}
+
+int bc_cleaner_start(struct bc_cleaner *c, const struct bc_cleaner_job *job, struct bc_error *err)
+{
+	int sv[2];
+	*c = (struct bc_cleaner)BC_CLEANER_INIT;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return bc_error_errno(err, errno, "start the cleaner");
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return bc_error_errno(err, e, "start the cleaner");
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		cleaner_main(sv[1], job);
+	}
+	close(sv[1]);
+	c->pid = pid;
+	c->fd = sv[0];
+	return 0;
+}
+
+void bc_cleaner_done(struct bc_cleaner *c)
+{
+	if (c->fd >= 0) {
+		ssize_t w = send(c->fd, "D", 1, MSG_NOSIGNAL);
+		(void)w;   /* a cleaner that is gone has nothing left to do */
+		close(c->fd);
+	}
+	while (c->pid > 0 && waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	*c = (struct bc_cleaner)BC_CLEANER_INIT;
 }

@@ -2,7 +2,13 @@
  *
  * Each supervisor keeps a record <runtime dir>/<session>.run and holds an
  * exclusive flock on it for its whole life: a record whose lock can be
- * taken belongs to a dead launcher (a pid alone could be reused). */
+ * taken belongs to a dead launcher (a pid alone could be reused). The
+ * record is one line of JSON (json.h), {"session", "pid", "pid_start",
+ * "started", "task", "profile", "policy"}, read strictly; a record in any
+ * other form is unreadable: ps notes and skips it, revoke refuses it, gc
+ * removes it once unlocked. revoke signals only through a pidfd of a
+ * process shown to be the supervisor: the recorded pid, with the recorded
+ * start time, holding the record open. */
 #pragma once
 
 #include <stdint.h>
@@ -15,7 +21,8 @@ struct bc_runtime_rec {
 	char task[128];
 	char profile[1024];
 	char policy[1024];
-	pid_t pid;                  /* the supervisor */
+	int64_t pid;                /* the supervisor */
+	int64_t pid_start;          /* its start time (/proc/PID/stat field 22) */
 	int64_t started;            /* unix seconds */
 	int fd;                     /* the locked record, -1 when not ours */
 	char path[4096];
@@ -29,7 +36,8 @@ struct bc_runtime_rec {
  * through bc_state_dir() and checked to be the caller's. */
 int bc_runtime_dir(char *buf, size_t len, struct bc_error *err);
 
-/* Create and lock the record of a starting sandbox. */
+/* Create and lock the record of a starting sandbox (rec: session, pid,
+ * started, task, profile, policy; pid_start is filled here). */
 int bc_runtime_register(struct bc_runtime_rec *rec, struct bc_error *err);
 /* Remove the record (at teardown). */
 void bc_runtime_unregister(struct bc_runtime_rec *rec);
@@ -38,3 +46,31 @@ void bc_runtime_unregister(struct bc_runtime_rec *rec);
  * fn(session, ctx) first for each when fn is not NULL. Returns the number
  * removed or -errno. */
 int bc_runtime_gc(void (*fn)(const char *session, void *ctx), void *ctx, struct bc_error *err);
+
+/* The cleaner: a small process that outlives a supervisor killed with
+ * SIGKILL and removes what that supervisor would have removed at
+ * teardown: the sandbox's cgroup, its veth slot (host table and pair) and
+ * its runtime record. Started once those exist; it runs in a session of
+ * its own (a kill of the launcher's process group does not reach it),
+ * holds no descriptor but its end of a socket pair and /dev/null, and has
+ * no parent-death signal. When the supervisor's end closes without "done"
+ * it cleans (each step only once the dead supervisor's lock on the object
+ * is free, within a few seconds) and exits; bc_cleaner_done, at the end of
+ * a normal teardown, tells it "done" and reaps it, so after a normal
+ * return nothing of the sandbox remains. */
+struct bc_cleaner {
+	pid_t pid;          /* 0: not running */
+	int fd;             /* our end, -1 if none */
+};
+#define BC_CLEANER_INIT { .pid = 0, .fd = -1 }
+
+struct bc_cleaner_job {
+	const char *record;         /* the runtime record's path, or NULL */
+	const char *cgroup_parent;  /* as given to bc_cgroup_gc_name */
+	const char *cgroup_name;    /* "bc-SESSION", or NULL for none */
+	bool has_slot;              /* a veth slot is held ... */
+	uint32_t slot_net;          /* ... this one (struct bc_uplink_state.net) */
+};
+
+int bc_cleaner_start(struct bc_cleaner *c, const struct bc_cleaner_job *job, struct bc_error *err);
+void bc_cleaner_done(struct bc_cleaner *c);

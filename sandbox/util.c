@@ -306,3 +306,61 @@ int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, un
 				    (unsigned)(st.st_mode & 07777), (unsigned)mode, (unsigned)(mode & 0777), shown);
 	return TAKE_FD(fd);
 }
+
+static const struct {
+	const char *what, *chars, *rule;
+	size_t max;
+	bool lower_hex_exact;
+} id_kinds[] = {
+	[BC_ID_TASK] = { "task id", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-",
+			 "1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'", 64, false },
+	[BC_ID_PROFILE_ID] = { "profile id", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-",
+			       "1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'", 64, false },
+	[BC_ID_LABEL] = { "profile label", "abcdefghijklmnopqrstuvwxyz0123456789-",
+			  "1 to 40 lower-case letters, digits and '-', not starting with '-', "
+			  "not 'templates'", 40, false },
+	[BC_ID_TEMPLATE] = { "template name", "abcdefghijklmnopqrstuvwxyz0123456789-",
+			     "1 to 40 lower-case letters, digits and '-', not starting with '-', "
+			     "not 'templates'", 40, false },
+	[BC_ID_SESSION] = { "session id", "0123456789abcdef", "32 lower-case hex digits", 32, true },
+};
+
+bool bc_id_valid(enum bc_id_kind kind, const char *s)
+{
+	if ((unsigned)kind >= ARRAY_SIZE(id_kinds) || !s)
+		return false;
+	size_t n = strlen(s);
+	if (n == 0 || n > id_kinds[kind].max || (id_kinds[kind].lower_hex_exact && n != id_kinds[kind].max))
+		return false;
+	if (s[0] == '.' || s[0] == '-')
+		return false;
+	if ((kind == BC_ID_LABEL || kind == BC_ID_TEMPLATE) && strcmp(s, "templates") == 0)
+		return false;
+	return strspn(s, id_kinds[kind].chars) == n;
+}
+
+int bc_id_check(enum bc_id_kind kind, const char *where, const char *s, struct bc_error *err)
+{
+	if (bc_id_valid(kind, s))
+		return 0;
+	if ((unsigned)kind >= ARRAY_SIZE(id_kinds))
+		return bc_error_set(err, EINVAL, "%s: unknown kind of id", where);
+	/* Show the id as one line: control characters and non-ASCII escaped. */
+	char shown[4 * 80 + 4];
+	size_t o = 0;
+	const unsigned char *src = (const unsigned char *)(s ? s : "");
+	for (const unsigned char *p = src; *p && o + 8 < sizeof shown; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '\'')
+			shown[o++] = (char)*p;
+		else
+			o += (size_t)snprintf(shown + o, sizeof shown - o, "\\x%02x", *p);
+		if (p - src >= 80) {
+			memcpy(shown + o, "...", 3);
+			o += 3;
+			break;
+		}
+	}
+	shown[o] = '\0';
+	return bc_error_set(err, EINVAL, "%s: %s '%s' is not valid (use %s)", where, id_kinds[kind].what,
+			    shown, id_kinds[kind].rule);
+}

@@ -93,3 +93,15 @@ char *bc_strstrip(char *s);
  * refusal says how to fix it. Returns an O_DIRECTORY fd or -errno. */
 int bc_state_dir(int dirfd, const char *path, const char *shown, mode_t mode, unsigned flags,
 		 struct bc_error *err);
+/* Ids that name files, records and cgroups. Every id is checked where it
+ * enters (command line, environment, assignment file), always:
+ *   task, profile id  1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'
+ *   label, template   1 to 40 of [a-z0-9-], not starting with '-', and
+ *                     not "templates"
+ *   session           32 lower-case hex digits */
+enum bc_id_kind { BC_ID_TASK, BC_ID_PROFILE_ID, BC_ID_LABEL, BC_ID_TEMPLATE, BC_ID_SESSION };
+bool bc_id_valid(enum bc_id_kind kind, const char *s);
+/* As bc_id_valid, filling err with one line that names where the id came
+ * from (e.g. "--task", "BROWSERCAGE_TASK", "assignment a.json: taskId"),
+ * what it is and the rule, showing s with control characters escaped. */
+int bc_id_check(enum bc_id_kind kind, const char *where, const char *s, struct bc_error *err);

@@ -177,7 +177,9 @@ print(" ".join(s["session"] for s in json.load(sys.stdin) if s.get("task") == sy
 	check "$who: a crashed command (status $st) leaves no cgroup, no record" \
 		cond '[ $st = 139 ] && no_cgroup "$s" && no_record "$s"'
 
-	# SIGKILL of the launcher: `gc` cleans up; so does the next launch.
+	# SIGKILL of the launcher: its cleaner removes the record and the
+	# cgroup (within 5 s, polled); `gc` and the next launch find nothing
+	# left to do.
 	for how in gc launch; do
 		A=$OUT/kill-$how.jsonl
 		m=$MARK-k$how
@@ -187,8 +189,9 @@ print(" ".join(s["session"] for s in json.load(sys.stdin) if s.get("task") == sy
 		wait_ready "$A"
 		s=$(session_of "$A")
 		kill -9 "$lpid"; wait "$lpid" 2>/dev/null
-		check "$who: after SIGKILL of the launcher its record and cgroup are left (${s:-no session})" \
-			cond '[ -n "$s" ] && [ -n "$(record_of "$s")" ]'
+		for _ in $(seq 50); do no_record "$s" && no_cgroup "$s" && break; sleep 0.1; done
+		check "$who: after SIGKILL of the launcher its cleaner removes its record and cgroup (${s:-no session})" \
+			cond '[ -n "$s" ] && no_record "$s" && no_cgroup "$s"'
 		if [ $how = gc ]; then
 			as "$who" "$BC" gc "${CGP[@]}" >/dev/null
 		else

@@ -844,6 +844,38 @@ static int cmd_swap(const char *a, const char *b, long n)
 	return 0;
 }
 
+/* Exchange DIR/d (a directory) and DIR/s (a symlink to target) n times,
+ * as a writer racing a tree delete would, making either again when the
+ * delete removed it. Ends after n exchanges or when DIR is gone. */
+static int cmd_swap_relink(const char *dir, const char *target, long n)
+{
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return 1;
+	for (long i = 0; i < n; i++) {
+		if (syscall(SYS_renameat2, dfd, "d", dfd, "s", 2 /* RENAME_EXCHANGE */) == 0)
+			continue;
+		if (errno != ENOENT)
+			break;
+		struct stat st;
+		if (fstat(dfd, &st) < 0 || st.st_nlink == 0)
+			break;   /* DIR itself was removed */
+		/* one name a directory, the other the symlink, whichever went */
+		static const char *const names[2] = { "d", "s" };
+		for (int k = 0; k < 2; k++) {
+			struct stat me, other;
+			if (fstatat(dfd, names[k], &me, AT_SYMLINK_NOFOLLOW) == 0)
+				continue;
+			bool other_dir = fstatat(dfd, names[!k], &other, AT_SYMLINK_NOFOLLOW) == 0 &&
+					 S_ISDIR(other.st_mode);
+			int r = other_dir ? symlinkat(target, dfd, names[k]) : mkdirat(dfd, names[k], 0700);
+			(void)r;   /* the delete may have taken it again: the loop retries */
+		}
+	}
+	close(dfd);
+	return 0;
+}
+
 /* A TCP connect or a UDP send (then a short wait for an ICMP error). */
 static int cmd_connect(const char *addr, const char *port, const char *proto)
 {
@@ -985,7 +1017,8 @@ static int usage(void)
 	fprintf(stderr, "usage: probe syscalls | try NAME | allowed | tiocsti | tiocsti-high | tioclinux\n"
 			"       | i386 | x32 | caps | userns | io_uring | uid | write PATH | read PATH\n"
 			"       | exit N | kill-self SIG | sleep N | fds [ALLOWED_FD...] | env\n"
-			"       | hog MB | forkbomb N [HOLD] | spin SECONDS | cgroupfs\n");
+			"       | hog MB | forkbomb N [HOLD] | spin SECONDS | cgroupfs\n"
+			"       | swap A B N | swap-relink DIR TARGET N\n");
 	return 2;
 }
 
@@ -1099,6 +1132,8 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
+	if (argc == 5 && !strcmp(cmd, "swap-relink") && parse_int(argv[4], 1, 100000000, &n) == 0)
+		return cmd_swap_relink(argv[2], argv[3], n);
 	if (argc == 5 && !strcmp(cmd, "swap") && parse_int(argv[4], 1, 100000000, &n) == 0)
 		return cmd_swap(argv[2], argv[3], n);
 	if (argc == 5 && !strcmp(cmd, "connect"))

@@ -128,7 +128,7 @@ static void test_assign(void)
 		{ "[]", "must be a JSON object" },
 		{ "{\"taskId\":\"t\",\"label\":\"l\",\"policy\":\"/p\"}", "\"state\" is missing" },
 		{ "{\"label\":\"l\",\"policy\":\"/p\",\"state\":\"approved\"}", "\"taskId\" is missing" },
-		{ "{\"taskId\":\"../x\",\"label\":\"l\",\"policy\":\"/p\",\"state\":\"approved\"}", "not a valid task id" },
+		{ "{\"taskId\":\"../x\",\"label\":\"l\",\"policy\":\"/p\",\"state\":\"approved\"}", "taskId: task id '../x' is not valid" },
 		{ "{\"taskId\":\"t\",\"policy\":\"/p\",\"state\":\"approved\"}", "exactly one of" },
 		{ "{\"taskId\":\"t\",\"label\":\"l\",\"storageDir\":\"/d\",\"policy\":\"/p\",\"state\":\"approved\"}", "exactly one of" },
 		{ "{\"taskId\":\"t\",\"storageDir\":\"d\",\"policy\":\"/p\",\"state\":\"approved\"}", "absolute path" },
@@ -182,8 +182,8 @@ static void test_assign(void)
 
 static void test_names(void)
 {
-	static const char *const labels_ok[] = { "a", "agent-7", "0", "-", "0123456789012345678901234567890123456789" };
-	static const char *const labels_bad[] = { "", "A", "../x", "a/b", ".", "..", "a b", "a.b", "templates",
+	static const char *const labels_ok[] = { "a", "agent-7", "0", "7-", "0123456789012345678901234567890123456789" };
+	static const char *const labels_bad[] = { "", "-", "-a", "A", "../x", "a/b", ".", "..", "a b", "a.b", "templates",
 						  "01234567890123456789012345678901234567890", "é" };
 	for (size_t i = 0; i < ARRAY_SIZE(labels_ok); i++)
 		ok(bc_label_valid(labels_ok[i]), "label '%s' valid", labels_ok[i]);
