@@ -15,6 +15,8 @@
  *   - --user-data-dir=DIR becomes the sandbox's profile directory
  *     (run --profile-dir DIR, mounted at the same path); a leased profile
  *     ($BROWSERCAGE_PROFILE_LABEL) wins and the argument is rewritten to it;
+ *     a client's throwaway profile (client_scratch_profile) becomes the
+ *     sandbox's ephemeral one;
  *   - switches that turn Chromium's own sandbox off (--no-sandbox, which
  *     Playwright adds, and its relatives) are dropped unless the policy says
  *     chromium_no_sandbox = yes;
@@ -168,6 +170,38 @@ static void seed_download_prefs(int dirfd, const char *dir, uid_t uid, gid_t gid
 		bc_write_all(fd, text, (size_t)n);
 }
 
+/* Is dir a client's throwaway profile: the empty directory Playwright
+ * (chromium.launch) or Puppeteer makes with mkdtemp in the temporary
+ * directory for one browser and deletes when it closes? Such a profile is
+ * the sandbox's ephemeral one instead (a tmpfs of at most profile_quota):
+ * nothing would outlive the browser anyway, and a host directory would
+ * need a disk quota the host may not have. A directory the client names
+ * itself (launchPersistentContext, userDataDir) is never one. */
+static bool client_scratch_profile(const char *dir)
+{
+	static const char *const prefixes[] = { "playwright_chromiumdev_profile-",
+						"puppeteer_dev_chrome_profile-" };
+	const char *base = strrchr(dir, '/');
+	const char *tmp = getenv_nonempty("TMPDIR");
+	if (!base)
+		return false;
+	size_t plen = (size_t)(base - dir);
+	if (!tmp)
+		tmp = "/tmp";
+	if (strlen(tmp) != plen || strncmp(dir, tmp, plen) != 0)
+		return false;
+	bool named = false;
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		named |= strncmp(base + 1, prefixes[i], strlen(prefixes[i])) == 0;
+	if (!named)
+		return false;
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == getuid() && dir_is_empty(fd);
+}
+
 /* --user-data-dir for a caller-supplied directory. A missing one is created
  * (0700), as Chromium would. A root caller's profiles belong to the
  * profile owner of browsercage's host id range (hostids.h), which each
@@ -286,11 +320,16 @@ int main(int argc, char **argv)
 	} else if (user_data_dir) {
 		if (!(dir = absolute(user_data_dir)))
 			return fail("--user-data-dir=%s: %s", user_data_dir, strerror(errno));
-		int e = prepare_profile_dir(&p, dir);
-		if (e < 0)
-			return fail("--user-data-dir=%s: %s", dir, strerror(-e));
-		r |= bc_strv_push(&run, "--profile-dir");
-		r |= bc_strv_push(&run, dir);
+		if (client_scratch_profile(dir)) {
+			free(dir);      /* the sandbox's ephemeral profile instead */
+			dir = NULL;
+		} else {
+			int e = prepare_profile_dir(&p, dir);
+			if (e < 0)
+				return fail("--user-data-dir=%s: %s", dir, strerror(-e));
+			r |= bc_strv_push(&run, "--profile-dir");
+			r |= bc_strv_push(&run, dir);
+		}
 	}
 	if (pipe_mode) {
 		/* Playwright's transport: requests on fd 3, replies on fd 4. */
