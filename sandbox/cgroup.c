@@ -1259,6 +1259,11 @@ int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err)
 	return 0;
 }
 
+void bc_cgroup_forget(struct bc_cgroup *cg)
+{
+	cg_release(cg);
+}
+
 int bc_cgroup_host_version(void)
 {
 	struct bc_cgroup_layout l = {0};

@@ -123,6 +123,11 @@ int bc_cgroup_kill(struct bc_cgroup *cg);
 /* Read OOM kills, pids.max hits, CPU usage and peak memory into ev. */
 int bc_cgroup_events(struct bc_cgroup *cg, struct bc_cgroup_events *ev);
 
+/* In a forked child: close the directory fds the child inherited (the
+ * parent keeps its own, and with them the ownership locks) and empty the
+ * child's copy of cg without removing anything. */
+void bc_cgroup_forget(struct bc_cgroup *cg);
+
 /* Kill, wait until empty, remove every directory setup created and close
  * the fds. Idempotent; safe on a zeroed or half-set-up struct. Returns 0 or
  * the first -errno (the struct is emptied either way). */
