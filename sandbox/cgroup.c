@@ -748,7 +748,7 @@ static int v2_prepare(struct bc_cgroup *cg, const char *mnt, const char *own, co
 /* systemd's mark on a delegated unit's cgroup: trusted.delegate (readable
  * by root only), else user.delegate (systemd 251 and later). 1, 0, or
  * -ENODATA when neither says. */
-static int v2_delegate_mark(const char *path)
+static int v2_delegate_mark(const char *path, void *ud)
 {
 	static const char *const names[] = { "trusted.delegate", "user.delegate" };
 	char v[16];
@@ -763,27 +763,17 @@ static int v2_delegate_mark(const char *path)
 
 /* Is our own cgroup `own` ours to divide on a systemd host? Its
  * cgroup.procs and cgroup.subtree_control are writable by us, and systemd
- * delegated it: the nearest cgroup at or above it that carries a delegate
- * mark has "1", with no other systemd unit between (a unit's cgroup
- * without the mark is systemd's; a plain cgroup below a delegated unit
- * belongs to that unit's owner, like a subtree it made for us). */
+ * delegated it (bc_systemd_delegated: the nearest mark at or above it says
+ * "1", with no unmarked systemd unit between; a plain cgroup below a
+ * delegated unit belongs to that unit's owner, like a subtree it made for
+ * us). */
 static bool v2_delegated(const char *mnt, const char *own)
 {
 	_cleanup_free_ char *procs = path_join(own, "cgroup.procs");
 	_cleanup_free_ char *sub = path_join(own, "cgroup.subtree_control");
-	_cleanup_free_ char *walk = strdup(own);
-	size_t m = strlen(mnt);
-	if (!procs || !sub || !walk || access(procs, W_OK) < 0 || access(sub, W_OK) < 0)
+	if (!procs || !sub || access(procs, W_OK) < 0 || access(sub, W_OK) < 0)
 		return false;
-	while (strlen(walk) > m) {
-		int v = v2_delegate_mark(walk);
-		if (v >= 0)
-			return v == 1;
-		if (bc_systemd_is_unit(walk))
-			return false;
-		*strrchr(walk, '/') = '\0';
-	}
-	return false;
+	return bc_systemd_delegated(own, strlen(mnt), v2_delegate_mark, NULL);
 }
 
 /* Is the launcher the only process in `own`? */

@@ -104,6 +104,26 @@ bool bc_systemd_is_unit(const char *path)
 	return false;
 }
 
+bool bc_systemd_delegated(const char *path, size_t stop, int (*mark)(const char *p, void *ud),
+			  void *ud)
+{
+	char *walk = strdup(path);
+	bool yes = false;
+	while (walk && strlen(walk) > stop) {
+		int v = mark(walk, ud);
+		if (v >= 0) {
+			yes = v == 1;
+			break;
+		}
+		char *slash = strrchr(walk, '/');
+		if (bc_systemd_is_unit(walk) || !slash)
+			break;
+		*slash = '\0';
+	}
+	free(walk);
+	return yes;
+}
+
 int bc_systemd_slice_for(const char *cgpath, bool user, char *buf, size_t len)
 {
 	const char *from = cgpath, *best = NULL;

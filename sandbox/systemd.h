@@ -42,6 +42,15 @@ int bc_systemd_delegate_value(const char *value, size_t len);
  * delegated unit belongs to whoever the unit was delegated to. */
 bool bc_systemd_is_unit(const char *path);
 
+/* Is the cgroup at `path` delegated, judged by systemd's marks? Walks from
+ * path upward while it is longer than `stop` characters (the mount point):
+ * the first cgroup with a mark (mark(p, ud): 1, 0, or -ENODATA for none)
+ * decides; a systemd unit without a mark ends the walk with "no" (that
+ * unit is systemd's); a plain cgroup passes the question to its parent.
+ * Returns true or false. */
+bool bc_systemd_delegated(const char *path, size_t stop, int (*mark)(const char *p, void *ud),
+			  void *ud);
+
 /* The slice a transient scope for a caller in cgroup `cgpath` (relative to
  * the cgroup2 root) belongs in: the nearest *.slice above it; for a user
  * manager (user == true) only a slice below its user@UID.service counts.
