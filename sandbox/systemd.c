@@ -213,6 +213,30 @@ static int open_user_bus(sd_bus **bus)
 	return 0;
 }
 
+/* Root: the system bus; where no bus daemon runs, the manager's own
+ * socket (as systemctl does). *direct says which: a direct connection's
+ * messages carry no sender. */
+static int open_system_bus(sd_bus **bus, bool *direct)
+{
+	*direct = false;
+	int r = sd_bus_open_system(bus);
+	if (r >= 0)
+		return r;
+	sd_bus *b = NULL;
+	int q = sd_bus_new(&b);
+	if (q >= 0)
+		q = sd_bus_set_address(b, "unix:path=/run/systemd/private");
+	if (q >= 0)
+		q = sd_bus_start(b);
+	if (q < 0) {
+		sd_bus_unref(b);
+		return r;
+	}
+	*bus = b;
+	*direct = true;
+	return 0;
+}
+
 static uint64_t now_usec(void)
 {
 	struct timespec ts;
@@ -269,7 +293,8 @@ int bc_systemd_start_scope(const struct bc_systemd_scope *s, struct bc_error *er
 	struct job_wait w = { 0 };
 	int r;
 
-	r = s->user ? open_user_bus(&bus) : sd_bus_open_system(&bus);
+	bool direct = false;
+	r = s->user ? open_user_bus(&bus) : open_system_bus(&bus, &direct);
 	if (r < 0) {
 		if (s->user)
 			bc_error_errno(err, -r, "cannot reach the systemd user manager of uid %u on its "
@@ -284,7 +309,8 @@ int bc_systemd_start_scope(const struct bc_systemd_scope *s, struct bc_error *er
 	}
 	/* Before the call, so the signal cannot pass unseen; systemd sends a
 	 * job's JobRemoved to the client that queued it. */
-	r = sd_bus_match_signal(bus, &slot, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+	r = sd_bus_match_signal(bus, &slot, direct ? NULL : "org.freedesktop.systemd1",
+				"/org/freedesktop/systemd1",
 				"org.freedesktop.systemd1.Manager", "JobRemoved", on_job_removed, &w);
 	if (r >= 0)
 		r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1",
