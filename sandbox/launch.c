@@ -3,9 +3,14 @@
  *   supervisor (host side)      pid 1 "init" (sandbox)     pid 2 (net_start)    worker
  *   1 prepare: policy, profile,
  *     seccomp program, layout
- *   2 clone(NEWUSER|NEWNS|...) -> fork ------------------> 3 NEWNET
+ *   2 v2: cgroup + limits (in a
+ *     scope from systemd where
+ *     ours is not delegated)
+ *     clone3(NEWUSER|NEWNS|...,
+ *       INTO_CGROUP) ---------> fork ------------------> 3 NEWNET
  *     uid/gid maps, "ids" ----->  waits for "ids"
- *     cgroup + limits (thread),   3 ids, hostname          (filtered:)
+ *     v1: cgroup + limits         3 ids, hostname          (filtered:)
+ *     (thread)
  *   4 veth slot, host table,
  *     DNS filter forked
  *     <-- "netns" (rtnetlink; in every mode) --------------
@@ -17,8 +22,8 @@
  *                                 6 verify mounts, enter
  *                                   pid 2's netns
  *     -- "cgroup" (tasks fds) -->   join the cgroup, check
- *        (it stands for "go";       /proc/self/cgroup
- *        v2: attach pid 1, "go")    cgroup ns
+ *        (v1; it stands for "go";   /proc/self/cgroup
+ *        v2: "go")                  cgroup ns
  *                                   spawn ---------------------------------> 7 setsid, rlimits,
  *                                   drop caps, reap, forward                   env, close fds,
  *                                   signals, exit with status                  drop caps,
@@ -26,11 +31,14 @@
  *     reap, tear down, exit                                                    seccomp (last),
  *                                                                              "ready", execve
  *
- * The three work side by side: while the supervisor makes the cgroup and
- * the uplink, pid 2 makes the network namespace and commits the ruleset
- * and pid 1 builds the root. Only our own setup code runs before pid 1
+ * The three work side by side: while the supervisor makes the uplink (and
+ * on v1 the cgroup), pid 2 makes the network namespace and commits the
+ * ruleset and pid 1 builds the root. On cgroup v2 pid 1 is born in its
+ * cgroup, made with its limits before the clone, so nothing is ever moved
+ * between cgroups (v2's no-internal-processes rule, and systemd's units,
+ * forbid what v1 allows). On v1 only our own setup code runs before pid 1
  * sits in its cgroup (the few kernel objects it allocates meanwhile are
- * charged to the launcher's cgroup); nothing of the command runs before
+ * charged to the launcher's cgroup). Nothing of the command runs before
  * "go", which comes only once every cgroup, limit, uplink and the DNS
  * filter is in place.
  *
