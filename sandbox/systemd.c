@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #ifdef HAVE_LIBSYSTEMD
+#include <dlfcn.h>
 #include <systemd/sd-bus.h>
 #endif
 
@@ -169,6 +170,44 @@ int bc_systemd_slice_for(const char *cgpath, bool user, char *buf, size_t len)
 
 #ifdef HAVE_LIBSYSTEMD
 
+/* libsystemd is loaded only when a scope is needed: most launches never
+ * talk to systemd, and linking it would load it and its six libraries at
+ * every start. */
+#define SD_SYMBOLS(X) \
+	X(sd_bus_open_system) X(sd_bus_open_user) X(sd_bus_new) X(sd_bus_set_address) \
+	X(sd_bus_set_bus_client) X(sd_bus_start) X(sd_bus_unref) X(sd_bus_flush_close_unref) \
+	X(sd_bus_match_signal) X(sd_bus_slot_unref) X(sd_bus_message_new_method_call) \
+	X(sd_bus_message_append) X(sd_bus_message_open_container) \
+	X(sd_bus_message_close_container) X(sd_bus_message_read) X(sd_bus_message_unref) \
+	X(sd_bus_call) X(sd_bus_process) X(sd_bus_wait) X(sd_bus_error_free)
+
+static struct {
+#define X(n) __typeof__(n) *n;
+	SD_SYMBOLS(X)
+#undef X
+} sd;
+
+static int sd_load(struct bc_error *err)
+{
+	static bool loaded;
+	if (loaded)
+		return 0;
+	void *h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return bc_error_set(err, EOPNOTSUPP, "the launcher's cgroup is not delegated to it and "
+				    "libsystemd.so.0 cannot be loaded (%s) to ask systemd for a delegated "
+				    "scope: install libsystemd0, or start the launcher in a unit with "
+				    "Delegate=yes (systemd-run --scope -p Delegate=yes)", dlerror());
+#define X(n) \
+	if (!(sd.n = (__typeof__(n) *)dlsym(h, #n))) \
+		return bc_error_set(err, EOPNOTSUPP, "libsystemd.so.0 has no %s (systemd 237 or later "\
+				    "is needed)", #n);
+	SD_SYMBOLS(X)
+#undef X
+	loaded = true;
+	return 0;
+}
+
 struct job_wait {
 	const char *path;          /* the start job's object path */
 	bool removed;
@@ -180,7 +219,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *e)
 	struct job_wait *w = userdata;
 	uint32_t id;
 	const char *path, *unit, *result;
-	if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
+	if (sd.sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
 		return 0;
 	if (w->path && strcmp(path, w->path) == 0) {
 		w->removed = true;
@@ -194,19 +233,19 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *e)
 static int open_user_bus(sd_bus **bus)
 {
 	if (getenv("DBUS_SESSION_BUS_ADDRESS") || getenv("XDG_RUNTIME_DIR"))
-		return sd_bus_open_user(bus);
+		return sd.sd_bus_open_user(bus);
 	char addr[64];
 	sd_bus *b = NULL;
 	snprintf(addr, sizeof addr, "unix:path=/run/user/%u/bus", (unsigned)getuid());
-	int r = sd_bus_new(&b);
+	int r = sd.sd_bus_new(&b);
 	if (r >= 0)
-		r = sd_bus_set_address(b, addr);
+		r = sd.sd_bus_set_address(b, addr);
 	if (r >= 0)
-		r = sd_bus_set_bus_client(b, 1);
+		r = sd.sd_bus_set_bus_client(b, 1);
 	if (r >= 0)
-		r = sd_bus_start(b);
+		r = sd.sd_bus_start(b);
 	if (r < 0) {
-		sd_bus_unref(b);
+		sd.sd_bus_unref(b);
 		return r;
 	}
 	*bus = b;
@@ -219,17 +258,17 @@ static int open_user_bus(sd_bus **bus)
 static int open_system_bus(sd_bus **bus, bool *direct)
 {
 	*direct = false;
-	int r = sd_bus_open_system(bus);
+	int r = sd.sd_bus_open_system(bus);
 	if (r >= 0)
 		return r;
 	sd_bus *b = NULL;
-	int q = sd_bus_new(&b);
+	int q = sd.sd_bus_new(&b);
 	if (q >= 0)
-		q = sd_bus_set_address(b, "unix:path=/run/systemd/private");
+		q = sd.sd_bus_set_address(b, "unix:path=/run/systemd/private");
 	if (q >= 0)
-		q = sd_bus_start(b);
+		q = sd.sd_bus_start(b);
 	if (q < 0) {
-		sd_bus_unref(b);
+		sd.sd_bus_unref(b);
 		return r;
 	}
 	*bus = b;
@@ -246,21 +285,21 @@ static uint64_t now_usec(void)
 
 static int append_props(sd_bus_message *m, const struct bc_systemd_scope *s)
 {
-	int r = sd_bus_message_append(m, "ss", s->unit, "fail");
+	int r = sd.sd_bus_message_append(m, "ss", s->unit, "fail");
 	if (r >= 0)
-		r = sd_bus_message_open_container(m, 'a', "(sv)");
+		r = sd.sd_bus_message_open_container(m, 'a', "(sv)");
 	if (r >= 0)
-		r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
+		r = sd.sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
 					  "Description", "s", s->description,
 					  "PIDs", "au", 1, (uint32_t)s->pid,
 					  "Delegate", "b", 1,
 					  "CollectMode", "s", "inactive-or-failed");
 	if (r >= 0 && s->slice && s->slice[0])
-		r = sd_bus_message_append(m, "(sv)", "Slice", "s", s->slice);
+		r = sd.sd_bus_message_append(m, "(sv)", "Slice", "s", s->slice);
 	if (r >= 0)
-		r = sd_bus_message_close_container(m);
+		r = sd.sd_bus_message_close_container(m);
 	if (r >= 0)
-		r = sd_bus_message_append(m, "a(sa(sv))", 0);
+		r = sd.sd_bus_message_append(m, "a(sa(sv))", 0);
 	return r;
 }
 
@@ -268,7 +307,7 @@ static int append_props(sd_bus_message *m, const struct bc_systemd_scope *s)
 static int wait_job(sd_bus *bus, struct job_wait *w, uint64_t deadline)
 {
 	while (!w->removed) {
-		int r = sd_bus_process(bus, NULL);
+		int r = sd.sd_bus_process(bus, NULL);
 		if (r < 0)
 			return r;
 		if (r > 0)
@@ -276,7 +315,7 @@ static int wait_job(sd_bus *bus, struct job_wait *w, uint64_t deadline)
 		uint64_t now = now_usec();
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		r = sd_bus_wait(bus, deadline - now);
+		r = sd.sd_bus_wait(bus, deadline - now);
 		if (r < 0 && r != -EINTR)
 			return r;
 	}
@@ -294,6 +333,8 @@ int bc_systemd_start_scope(const struct bc_systemd_scope *s, struct bc_error *er
 	int r;
 
 	bool direct = false;
+	if ((r = sd_load(err)) < 0)
+		return r;
 	r = s->user ? open_user_bus(&bus) : open_system_bus(&bus, &direct);
 	if (r < 0) {
 		if (s->user)
@@ -309,11 +350,11 @@ int bc_systemd_start_scope(const struct bc_systemd_scope *s, struct bc_error *er
 	}
 	/* Before the call, so the signal cannot pass unseen; systemd sends a
 	 * job's JobRemoved to the client that queued it. */
-	r = sd_bus_match_signal(bus, &slot, direct ? NULL : "org.freedesktop.systemd1",
+	r = sd.sd_bus_match_signal(bus, &slot, direct ? NULL : "org.freedesktop.systemd1",
 				"/org/freedesktop/systemd1",
 				"org.freedesktop.systemd1.Manager", "JobRemoved", on_job_removed, &w);
 	if (r >= 0)
-		r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1",
+		r = sd.sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1",
 						   "/org/freedesktop/systemd1",
 						   "org.freedesktop.systemd1.Manager", "StartTransientUnit");
 	if (r >= 0)
@@ -323,14 +364,14 @@ int bc_systemd_start_scope(const struct bc_systemd_scope *s, struct bc_error *er
 		goto out;
 	}
 	uint64_t deadline = now_usec() + SD_TIMEOUT_USEC;
-	r = sd_bus_call(bus, m, SD_TIMEOUT_USEC, &e, &reply);
+	r = sd.sd_bus_call(bus, m, SD_TIMEOUT_USEC, &e, &reply);
 	if (r < 0) {
 		bc_error_set(err, -r, "%s refused the delegated scope %s: %s", who, s->unit,
 			     e.message ? e.message : strerror(-r));
 		goto out;
 	}
 	const char *job;
-	r = sd_bus_message_read(reply, "o", &job);
+	r = sd.sd_bus_message_read(reply, "o", &job);
 	if (r < 0) {
 		bc_error_errno(err, -r, "%s answered StartTransientUnit oddly", who);
 		goto out;
@@ -348,11 +389,11 @@ int bc_systemd_start_scope(const struct bc_systemd_scope *s, struct bc_error *er
 	}
 	r = 0;
 out:
-	sd_bus_error_free(&e);
-	sd_bus_message_unref(reply);
-	sd_bus_message_unref(m);
-	sd_bus_slot_unref(slot);
-	sd_bus_flush_close_unref(bus);
+	sd.sd_bus_error_free(&e);
+	sd.sd_bus_message_unref(reply);
+	sd.sd_bus_message_unref(m);
+	sd.sd_bus_slot_unref(slot);
+	sd.sd_bus_flush_close_unref(bus);
 	return r;
 }
 
