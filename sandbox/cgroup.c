@@ -1223,6 +1223,11 @@ int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err)
 	int r = bc_read_file("/proc/self/cgroup", &text, NULL, CG_FILE_MAX);
 	if (r < 0)
 		return bc_error_errno(err, -r, "read /proc/self/cgroup");
+	return bc_cgroup_check_text(text, leaf, hiers, err);
+}
+
+int bc_cgroup_check_text(char *text, const char *leaf, unsigned hiers, struct bc_error *err)
+{
 	unsigned in = 0;
 	char *save = NULL;
 	/* lines "ID:CONTROLLER[,CONTROLLER...]:PATH" */
@@ -1234,7 +1239,7 @@ int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err)
 		const char *base = strrchr(path, '/');
 		if (!base || strcmp(base + 1, leaf) != 0)
 			continue;
-		if (strcmp(line, "0") == 0 && !ctrl[1])
+		if (ctrl == line + 1 && line[0] == '0' && !ctrl[1])   /* "0::PATH" */
 			in |= 1u << BC_CG_UNIFIED;
 		char *save2 = NULL;
 		for (char *c = strtok_r(ctrl + 1, ",", &save2); c; c = strtok_r(NULL, ",", &save2))

@@ -99,6 +99,9 @@ int bc_cgroup_setup(struct bc_cgroup *cg, const struct bc_policy *p, const char 
  * the first hierarchy it is not in (-errno if the file cannot be read). */
 int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err);
 
+/* The same for a /proc/PID/cgroup text (modified in place). */
+int bc_cgroup_check_text(char *text, const char *leaf, unsigned hiers, struct bc_error *err);
+
 /* The cgroup version bc_cgroup_setup would use here: 2, 1, or 0 when no
  * hierarchy holds the memory controller (or the layout cannot be read). */
 int bc_cgroup_host_version(void);

@@ -175,6 +175,16 @@ static void test_check_self(void)
 	is_str(err.msg, "not in its memory cgroup bc-none after joining it", "  the message names the hierarchy");
 	is_int(bc_cgroup_check_self("bc-none", 1u << BC_CG_UNIFIED, &err), -EIO,
 	       "check_self: the v2 line is checked too");
+	char v2[] = "0::/system.slice/browsercage-ab.scope/browsercage/bc-ab\n";
+	is_int(bc_cgroup_check_text(v2, "bc-ab", 1u << BC_CG_UNIFIED, &err), 0, "check_text: in its v2 cgroup");
+	char v2out[] = "0::/system.slice/browsercage-ab.scope/browsercage-launcher\n";
+	is_int(bc_cgroup_check_text(v2out, "bc-ab", 1u << BC_CG_UNIFIED, &err), -EIO, "check_text: not in it");
+	char v1[] = "4:memory:/browsercage/bc-ab\n3:pids:/browsercage/bc-ab\n0::/\n";
+	is_int(bc_cgroup_check_text(v1, "bc-ab", 1u << BC_CG_MEMORY | 1u << BC_CG_PIDS, &err), 0,
+	       "check_text: in its v1 cgroups");
+	char v1v2[] = "4:memory:/browsercage/bc-ab\n0::/\n";
+	is_int(bc_cgroup_check_text(v1v2, "bc-ab", 1u << BC_CG_UNIFIED, &err), -EIO,
+	       "check_text: a v1 line does not stand for the v2 one");
 }
 
 static void test_scope_name(void)
