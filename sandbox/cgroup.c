@@ -12,9 +12,11 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 #include "cgroup.h"
+#include "systemd.h"
 
 #define CG_DEFAULT_PARENT "browsercage"
 #define CG_LAUNCHER_LEAF  "browsercage-launcher"
@@ -409,7 +411,7 @@ static void cg_note(struct bc_cgroup *cg, const char *fmt, ...)
 static const char *cg_hint(const struct bc_cgroup *cg, int code)
 {
 	/* Only systemd on cgroup v2 delegates a cgroup to an ordinary user. */
-	bool systemd = access("/run/systemd/system", F_OK) == 0;
+	bool systemd = bc_systemd_booted();
 	bool denied = code == EACCES || code == EPERM || code == EROFS;
 	if (denied && geteuid() != 0 && cg->version != 2)
 		return "an unprivileged user cannot have a delegated cgroup on this host (cgroup v1): "
@@ -418,11 +420,13 @@ static const char *cg_hint(const struct bc_cgroup *cg, int code)
 		return "an unprivileged user cannot have a delegated cgroup on this host (no systemd): "
 		       "set [limits] required = no, or run as root";
 	if (denied && systemd)
-		return "run as root or give this user a delegated cgroup "
-		       "(systemd-run --user -p Delegate=yes), or set [limits] required = no";
+		return "run as root, or in a unit with Delegate=yes (systemd-run --user -p Delegate=yes), "
+		       "or set [limits] required = no";
 	if (code == CG_NO_CONTROLLER)
-		return "enable the controller for this cgroup (v2: the parent's cgroup.subtree_control, "
-		       "systemd Delegate=yes; v1: mount its hierarchy), or set [limits] required = no";
+		return systemd ? "enable the controller for this cgroup (v2: systemd Delegate=yes; v1: mount "
+			    "its hierarchy), or set [limits] required = no"
+			  : "enable the controller for this cgroup (v2: the parent's cgroup.subtree_control; "
+			    "v1: mount its hierarchy), or set [limits] required = no";
 	return "fix the cgroup setup, or set [limits] required = no";
 }
 
@@ -776,29 +780,127 @@ static int v2_prepare(struct bc_cgroup *cg, const char *mnt, const char *own, co
 	if (r == -EBUSY && !explicit_parent)
 		snprintf(what, sizeof what, "cgroup %s holds other processes, so controllers cannot be "
 			 "enabled below it (cgroup v2 no-internal-processes rule); start the launcher in "
-			 "a cgroup of its own (systemd-run --scope -p Delegate=yes)", own);
+			 "a cgroup of its own, or pass --cgroup-parent", own);
 	else
 		snprintf(what, sizeof what, "cannot prepare cgroup %s", pdir);
 	return cg_refuse(cg, err, mask, r, what);
 }
 
-static int setup_v2(struct bc_cgroup *cg, const struct bc_cgroup_layout *l, const struct bc_policy *p,
+/* systemd's mark on a delegated unit's cgroup: trusted.delegate (readable
+ * by root only), else user.delegate (systemd 251 and later). 1, 0, or
+ * -ENODATA when neither says. */
+static int v2_delegate_mark(const char *path, void *ud)
+{
+	static const char *const names[] = { "trusted.delegate", "user.delegate" };
+	char v[16];
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		ssize_t n = getxattr(path, names[i], v, sizeof v);
+		int r = n >= 0 ? bc_systemd_delegate_value(v, (size_t)n) : -ENODATA;
+		if (r >= 0)
+			return r;
+	}
+	return -ENODATA;
+}
+
+/* Is our own cgroup `own` ours to divide on a systemd host? Its
+ * cgroup.procs and cgroup.subtree_control are writable by us, and systemd
+ * delegated it (bc_systemd_delegated: the nearest mark at or above it says
+ * "1", with no unmarked systemd unit between; a plain cgroup below a
+ * delegated unit belongs to that unit's owner, like a subtree it made for
+ * us). */
+static bool v2_delegated(const char *mnt, const char *own)
+{
+	_cleanup_free_ char *procs = path_join(own, "cgroup.procs");
+	_cleanup_free_ char *sub = path_join(own, "cgroup.subtree_control");
+	if (!procs || !sub || access(procs, W_OK) < 0 || access(sub, W_OK) < 0)
+		return false;
+	return bc_systemd_delegated(own, strlen(mnt), v2_delegate_mark, NULL);
+}
+
+/* Is the launcher the only process in `own`? */
+static bool v2_alone(const char *own)
+{
+	_cleanup_free_ char *procs = path_join(own, "cgroup.procs"), *s = NULL;
+	char self[24];
+	if (!procs || bc_read_file(procs, &s, NULL, CG_FILE_MAX) < 0)
+		return false;
+	snprintf(self, sizeof self, "%d", (int)getpid());
+	for (char *save = NULL, *w = strtok_r(s, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
+		if (strcmp(w, self) != 0)
+			return false;
+	return true;
+}
+
+/* Our own cgroup on v2 with the default parent: mount + self, without the
+ * launcher's leaf. */
+static char *v2_own(const struct bc_cgroup_layout *l)
+{
+	_cleanup_free_ char *pdir = bc_cgroup_parent_path(l, BC_CG_UNIFIED, NULL);
+	return pdir ? strndup(pdir, strlen(pdir) - strlen("/" CG_DEFAULT_PARENT)) : NULL;
+}
+
+static int layout_load(struct bc_cgroup_layout *l);
+
+/* A systemd host where our cgroup is not delegated to us (or holds other
+ * processes too): ask systemd for a transient scope with Delegate=yes
+ * holding the launcher, then re-read where we sit. The sandboxes go below
+ * the scope as below any cgroup of our own (v2_prepare_own). */
+static int v2_scope(struct bc_cgroup *cg, struct bc_cgroup_layout *l, const char *name,
+		    struct bc_error *err)
+{
+	char unit[256], slice[256], desc[192];
+	bool user = geteuid() != 0;
+	int r = bc_systemd_scope_name(name, unit, sizeof unit);
+	if (r >= 0)
+		r = bc_systemd_slice_for(l->self[BC_CG_UNIFIED], user, slice, sizeof slice);
+	if (r < 0)
+		return bc_error_errno(err, -r, "no scope name for %s", name);
+	snprintf(desc, sizeof desc, "browsercage sandbox %s", name);
+	struct bc_systemd_scope req = { .unit = unit, .slice = slice, .description = desc,
+					.pid = getpid(), .user = user };
+	if ((r = bc_systemd_start_scope(&req, err)) < 0)
+		return r;
+	bc_cgroup_layout_free(l);
+	if ((r = layout_load(l)) < 0 || l->version != 2)
+		return bc_error_errno(err, r < 0 ? -r : EIO, "cannot read our cgroup after joining scope %s", unit);
+	const char *self = l->self[BC_CG_UNIFIED], *base = strrchr(self, '/');
+	if (!base || strcmp(base + 1, unit) != 0)
+		return bc_error_set(err, EIO, "systemd started scope %s but the launcher sits in %s", unit, self);
+	cg->scope = true;
+	return 0;
+}
+
+static int setup_v2(struct bc_cgroup *cg, struct bc_cgroup_layout *l, const struct bc_policy *p,
 		    const char *parent, const char *name, struct bc_error *err)
 {
-	const char *mnt = l->mount[BC_CG_UNIFIED];
 	char what[BC_ERRMSG_MAX], val[64];
 	int64_t quota;
 	uint64_t period;
 	int r;
 
+	/* Where we may divide: an explicit parent, our own cgroup when it is
+	 * ours (no systemd, or systemd delegated it and we are alone in it),
+	 * else a delegated scope from systemd. */
+	if (!parent && bc_systemd_booted()) {
+		_cleanup_free_ char *here = v2_own(l);
+		if (!here)
+			return -ENOMEM;
+		if (!v2_delegated(l->mount[BC_CG_UNIFIED], here) || !v2_alone(here)) {
+			/* Never into a unit systemd did not delegate: without
+			 * the scope there is no cgroup (noted, or refused when
+			 * limits are required). */
+			struct bc_error e = {0};
+			r = v2_scope(cg, l, name, &e);
+			if (r < 0)
+				return cg_refuse(cg, err, ~0u, r, e.msg);
+		}
+	}
+	const char *mnt = l->mount[BC_CG_UNIFIED];
 	_cleanup_free_ char *pdir = bc_cgroup_parent_path(l, BC_CG_UNIFIED, parent);
-	if (!pdir)
-		return -ENOMEM;
 	/* The controllers on offer: at the root for an explicit parent, else
 	 * what the caller's own cgroup was given. */
-	_cleanup_free_ char *own = parent ? strdup(mnt)
-		: strndup(pdir, strlen(pdir) - strlen("/" CG_DEFAULT_PARENT));
-	if (!own)
+	_cleanup_free_ char *own = parent ? strdup(mnt) : v2_own(l);
+	if (!pdir || !own)
 		return -ENOMEM;
 	unsigned avail = v2_has(own, "cgroup.controllers", cg->wanted);
 	for (size_t i = 0; i < ARRAY_SIZE(v2_ctrl); i++) {
@@ -1162,6 +1264,11 @@ int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err)
 	int r = bc_read_file("/proc/self/cgroup", &text, NULL, CG_FILE_MAX);
 	if (r < 0)
 		return bc_error_errno(err, -r, "read /proc/self/cgroup");
+	return bc_cgroup_check_text(text, leaf, hiers, err);
+}
+
+int bc_cgroup_check_text(char *text, const char *leaf, unsigned hiers, struct bc_error *err)
+{
 	unsigned in = 0;
 	char *save = NULL;
 	/* lines "ID:CONTROLLER[,CONTROLLER...]:PATH" */
@@ -1173,15 +1280,40 @@ int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err)
 		const char *base = strrchr(path, '/');
 		if (!base || strcmp(base + 1, leaf) != 0)
 			continue;
+		if (ctrl == line + 1 && line[0] == '0' && !ctrl[1])   /* "0::PATH" */
+			in |= 1u << BC_CG_UNIFIED;
 		char *save2 = NULL;
 		for (char *c = strtok_r(ctrl + 1, ",", &save2); c; c = strtok_r(NULL, ",", &save2))
 			for (int h = BC_CG_MEMORY; h < BC_CG_NHIER; h++)
 				if (strcmp(c, hier_name[h]) == 0)
 					in |= 1u << h;
 	}
-	for (int h = BC_CG_MEMORY; h < BC_CG_NHIER; h++)
+	for (int h = 0; h < BC_CG_NHIER; h++)
 		if ((hiers & (1u << h)) && !(in & (1u << h)))
 			return bc_error_set(err, EIO, "not in its %s cgroup %s after joining it",
-					    hier_name[h], leaf);
+					    h == BC_CG_UNIFIED ? "v2" : hier_name[h], leaf);
 	return 0;
+}
+
+void bc_cgroup_forget(struct bc_cgroup *cg)
+{
+	cg_release(cg);
+}
+
+int bc_cgroup_host_version(void)
+{
+	struct bc_cgroup_layout l = {0};
+	int r = layout_load(&l);
+	int v = r >= 0 ? l.version : 0;
+	bc_cgroup_layout_free(&l);
+	return v;
+}
+
+unsigned bc_cgroup_hiers(const struct bc_cgroup *cg)
+{
+	unsigned h = 0;
+	for (int i = 0; i < BC_CG_NHIER; i++)
+		if (cg->dir[i].path)
+			h |= 1u << i;
+	return h;
 }

@@ -18,6 +18,15 @@
  * controllers in its own cgroup and in `browsercage`, and puts each sandbox
  * at <own>/browsercage/<name>.
  *
+ * On a systemd host (v2) our own cgroup is used only when systemd delegated
+ * it to us and no other process sits in it (see v2_delegated in cgroup.c).
+ * Otherwise the launcher asks systemd for a transient scope with
+ * Delegate=yes holding itself (systemd.h) and then proceeds as above with
+ * the scope as its own cgroup: <scope>/browsercage-launcher holds the
+ * launcher, <scope>/browsercage/<name> each sandbox. It never writes into
+ * a unit systemd did not delegate; the scope is collected once empty.
+ * Nothing on v1 or without systemd changes.
+ *
  * Ownership: every directory this module creates is opened O_DIRECTORY and
  * held with flock(LOCK_EX) for the sandbox's lifetime. bc_cgroup_gc() treats
  * a bc-* directory whose lock it can take as abandoned. The lock fds are
@@ -57,6 +66,7 @@ struct bc_cgroup {
 	int version;                            /* 1 or 2; 0 when nothing was set up */
 	struct bc_cgroup_dir dir[BC_CG_NHIER];
 	bool required;                          /* the policy's limits_required */
+	bool scope;                             /* v2: in a transient scope systemd delegated to us */
 	unsigned wanted;                        /* BC_CG_LIMIT_* the policy asked for */
 	unsigned applied;                       /* BC_CG_LIMIT_* written and read back */
 	/* Why wanted & ~applied is not empty (limits not required), or a note
@@ -83,11 +93,21 @@ struct bc_cgroup_events {
 int bc_cgroup_setup(struct bc_cgroup *cg, const struct bc_policy *p, const char *parent,
 		    const char *name, struct bc_error *err);
 
-/* Does the calling process sit, in every v1 hierarchy h with bit 1 << h
- * set in hiers, in a cgroup whose last path component is leaf? Reads
- * /proc/self/cgroup. 0, or -EIO with err naming the first hierarchy it is
- * not in (-errno if the file cannot be read). */
+/* Does the calling process sit, in every hierarchy h with bit 1 << h set
+ * in hiers (BC_CG_UNIFIED: the v2 line), in a cgroup whose last path
+ * component is leaf? Reads /proc/self/cgroup. 0, or -EIO with err naming
+ * the first hierarchy it is not in (-errno if the file cannot be read). */
 int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err);
+
+/* The same for a /proc/PID/cgroup text (modified in place). */
+int bc_cgroup_check_text(char *text, const char *leaf, unsigned hiers, struct bc_error *err);
+
+/* The cgroup version bc_cgroup_setup would use here: 2, 1, or 0 when no
+ * hierarchy holds the memory controller (or the layout cannot be read). */
+int bc_cgroup_host_version(void);
+
+/* The hierarchies (1 << h bits) cg has a directory in. */
+unsigned bc_cgroup_hiers(const struct bc_cgroup *cg);
 
 /* Move pid (with all its threads) into every sandbox directory. Call it for
  * the sandbox's first process before that process starts anything. Fails
@@ -105,6 +125,11 @@ int bc_cgroup_kill(struct bc_cgroup *cg);
 
 /* Read OOM kills, pids.max hits, CPU usage and peak memory into ev. */
 int bc_cgroup_events(struct bc_cgroup *cg, struct bc_cgroup_events *ev);
+
+/* In a forked child: close the directory fds the child inherited (the
+ * parent keeps its own, and with them the ownership locks) and empty the
+ * child's copy of cg without removing anything. */
+void bc_cgroup_forget(struct bc_cgroup *cg);
 
 /* Kill, wait until empty, remove every directory setup created and close
  * the fds. Idempotent; safe on a zeroed or half-set-up struct. Returns 0 or

@@ -42,6 +42,7 @@
 #include "nft.h"
 #include "quota.h"
 #include "seccomp.h"
+#include "systemd.h"
 
 #define VERSION_TIMEOUT_MS 15000   /* chromium --version on a cold cache */
 #define EXIT_HOST 1                /* prepare/doctor: the host cannot enforce the policy */
@@ -537,14 +538,17 @@ static bool wants_limits(const struct bc_policy *p)
 	return p->memory || p->pids || p->cpu_millis;
 }
 
+/* The cgroup and pid 1's placement in it, the way run does them
+ * (bc_launch_probe: a real test sandbox cloned into its cgroup, on a
+ * systemd host below a delegated scope when run would need one), so this
+ * check passes exactly when run's step 2 would. */
 static void check_cgroup(struct bc_doctor *d, const struct bc_policy *p)
 {
 	_cleanup_free_ char *self = NULL, *mi = NULL;
 	struct bc_cgroup_layout lay = {0};
-	struct bc_cgroup cg = {0};
+	struct bc_launch_probe pr;
 	struct bc_error err = {0};
 	struct bc_check *c;
-	char name[64];
 	bool needed = p->limits_required && wants_limits(p);
 	enum bc_check_status bad = needed ? BC_CHECK_FAIL : BC_CHECK_WARN;
 
@@ -564,20 +568,22 @@ static void check_cgroup(struct bc_doctor *d, const struct bc_policy *p)
 	}
 	struct bc_policy q = *p;     /* shallow: learn which limits apply */
 	q.limits_required = true;
-	snprintf(name, sizeof name, "bc-doctor-%d", (int)getpid());
-	if (bc_cgroup_setup(&cg, &q, d->cgroup_parent, name, &err) < 0) {
+	if (bc_launch_probe(&q, d->cgroup_parent, &pr, &err) < 0) {
 		c = add(d, "cgroup", bad, "cgroup v%d: %s%s", version, err.msg,
 			needed ? "" : " (limits are not required by this policy)");
-		fix(c, "run as root, or give the caller a delegated cgroup subtree (systemd: "
-		    "Delegate=yes, or systemd-run --user -p Delegate=yes) and pass --cgroup-parent");
-		bc_cgroup_destroy(&cg);
+		if (bc_systemd_booted())
+			fix(c, "run as root, or in a systemd unit with Delegate=yes (systemd-run --scope "
+			    "-p Delegate=yes; a user: systemd-run --user with a running user manager)");
+		else
+			fix(c, "run as root, or pass --cgroup-parent with a cgroup subtree this user may "
+			    "write (no systemd here to delegate one)");
 		return;
 	}
-	add(d, "cgroup", BC_CHECK_OK, "cgroup v%d: created %s with limits%s%s%s, removed it", cg.version,
-	    cg.dir[cg.version == 2 ? BC_CG_UNIFIED : BC_CG_MEMORY].path,
-	    cg.applied & BC_CG_LIMIT_MEMORY ? " memory" : "", cg.applied & BC_CG_LIMIT_PIDS ? " pids" : "",
-	    cg.applied & BC_CG_LIMIT_CPU ? " cpu" : "");
-	bc_cgroup_destroy(&cg);
+	add(d, "cgroup", BC_CHECK_OK, "cgroup v%d: test sandbox %s %s%s with limits%s%s%s, removed it",
+	    pr.version, pr.born_in ? "cloned into" : "placed in", pr.path,
+	    pr.scope ? " (in a delegated scope from systemd)" : "",
+	    pr.applied & BC_CG_LIMIT_MEMORY ? " memory" : "", pr.applied & BC_CG_LIMIT_PIDS ? " pids" : "",
+	    pr.applied & BC_CG_LIMIT_CPU ? " cpu" : "");
 }
 
 /* The first executable name in /usr/bin, then PATH. */

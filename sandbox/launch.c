@@ -5,10 +5,15 @@
  *     seccomp program, layout,
  *     host ids (a slot; idmapped
  *     profile: host_ids_prepare)
- *   2 clone(NEWUSER|NEWNS|...) -> fork ------------------> 3 NEWNET
+ *   2 v2: cgroup + limits (in a
+ *     scope from systemd where
+ *     ours is not delegated)
+ *     clone3(NEWUSER|NEWNS|...,
+ *       INTO_CGROUP) ---------> fork ------------------> 3 NEWNET
  *     as the slot's uid,
  *     uid/gid maps, "ids" ----->  waits for "ids"
- *     cgroup + limits (thread),   3 ids, hostname          (filtered:)
+ *     v1: cgroup + limits         3 ids, hostname          (filtered:)
+ *     (thread)
  *   4 veth slot, host table,
  *     DNS filter forked
  *     <-- "netns" (rtnetlink; in every mode) --------------
@@ -20,8 +25,8 @@
  *                                 6 verify mounts, enter
  *                                   pid 2's netns
  *     -- "cgroup" (tasks fds) -->   join the cgroup, check
- *        (it stands for "go";       /proc/self/cgroup
- *        v2: attach pid 1, "go")    cgroup ns
+ *        (v1; it stands for "go";   /proc/self/cgroup
+ *        v2: "go")                  cgroup ns
  *                                   spawn ---------------------------------> 7 setsid, rlimits,
  *                                   drop caps, reap, forward                   env, close fds,
  *                                   signals, exit with status                  drop caps,
@@ -29,11 +34,14 @@
  *     reap, tear down, exit                                                    seccomp (last),
  *                                                                              "ready", execve
  *
- * The three work side by side: while the supervisor makes the cgroup and
- * the uplink, pid 2 makes the network namespace and commits the ruleset
- * and pid 1 builds the root. Only our own setup code runs before pid 1
+ * The three work side by side: while the supervisor makes the uplink (and
+ * on v1 the cgroup), pid 2 makes the network namespace and commits the
+ * ruleset and pid 1 builds the root. On cgroup v2 pid 1 is born in its
+ * cgroup, made with its limits before the clone, so nothing is ever moved
+ * between cgroups (v2's no-internal-processes rule, and systemd's units,
+ * forbid what v1 allows). On v1 only our own setup code runs before pid 1
  * sits in its cgroup (the few kernel objects it allocates meanwhile are
- * charged to the launcher's cgroup); nothing of the command runs before
+ * charged to the launcher's cgroup). Nothing of the command runs before
  * "go", which comes only once every cgroup, limit, uplink and the DNS
  * filter is in place.
  *
@@ -46,6 +54,7 @@
 #include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/openat2.h>
+#include <linux/sched.h>
 #include <linux/securebits.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -647,13 +656,12 @@ static int exit_status(int status)
  * single-threaded process moving itself skips the kernel lock that moving
  * another one takes (see cgroup_place). Write "0" to each, close them,
  * and check in /proc/self/cgroup that we sit in every one. */
-static void cgroup_enter(const struct bc_launch *l, int sync_fd)
+static void cgroup_enter(const char *leaf, int sync_fd)
 {
 	struct bc_error err = {0};
 	struct bc_msg m;
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
-	char leaf[64];
 
 	if (msg_recv(sync_fd, &m, fds, &n) != 1)
 		_exit(BC_EXIT_LAUNCHER);
@@ -667,7 +675,6 @@ static void cgroup_enter(const struct bc_launch *l, int sync_fd)
 			e = errno ? errno : EIO;
 		close(fds[i]);
 	}
-	snprintf(leaf, sizeof leaf, "bc-%s", l->session_id);
 	if (e)
 		bc_error_errno(&err, e, "join the sandbox's cgroups");
 	if (e || bc_cgroup_check_self(leaf, (unsigned)m.code, &err) < 0)
@@ -712,7 +719,9 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	/* Step 2, end: into our cgroup, then "go" (uplink and DNS filter are
 	 * up by then too); then the cgroup namespace, now that we sit in our
 	 * own cgroup, so the sandbox sees that cgroup as its root. */
-	cgroup_enter(l, sync_fd);
+	char leaf[64];
+	snprintf(leaf, sizeof leaf, "bc-%s", l->session_id);
+	cgroup_enter(leaf, sync_fd);
 	if (unshare(CLONE_NEWCGROUP) < 0) {
 		bc_error_errno(&err, errno, "create the cgroup namespace");
 		child_fail(sync_fd, &err);
@@ -917,34 +926,67 @@ static int ids_leave(const struct saved_ids *sv, struct bc_error *err)
 	return 0;
 }
 
-/* clone(flags) like fork, as the sandbox's host ids in root mode (the
- * child starts with them and the caller's securebits). Returns the pid,
- * 0 in the child, -errno with err filled. */
-static pid_t clone_as_host_ids(const struct bc_launch *l, unsigned long flags, struct bc_error *err)
+/* fork()-like clone of pid 1 into new namespaces (flags), born in the
+ * cgroup cgroup_fd when it is >= 0 (clone3 with CLONE_INTO_CGROUP, Linux
+ * 5.7): it then never runs anywhere else, and nothing is moved between
+ * cgroups, which the v2 rules would restrict. *born_in says whether that
+ * happened; on a kernel without it, plain clone (the caller moves the
+ * child before it runs anything). Returns the pid in the parent, 0 in the
+ * child, -errno on failure. */
+static pid_t clone_into_cgroup(uint64_t flags, int cgroup_fd, bool *born_in)
+{
+	*born_in = false;
+	if (cgroup_fd >= 0) {
+		struct clone_args args = {
+			.flags = flags | CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)cgroup_fd,
+		};
+		long pid = syscall(SYS_clone3, &args, sizeof args);
+		if (pid >= 0) {
+			*born_in = true;
+			return (pid_t)pid;
+		}
+		/* ENOSYS: no clone3; E2BIG, EINVAL: no CLONE_INTO_CGROUP. */
+		if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+			return -errno;
+	}
+	long pid = syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
+	return pid < 0 ? -errno : (pid_t)pid;
+}
+
+/* fork()-like clone(flags) into new namespaces, as the host ids h when
+ * h is not NULL (root mode: the child starts with them and the caller's
+ * securebits), born in the cgroup cgroup_fd when it is >= 0
+ * (clone_into_cgroup: *born_in says whether it was). Returns the pid, 0
+ * in the child, -errno with err filled. */
+static pid_t clone_as(const struct bc_host_ids *h, uint64_t flags, int cgroup_fd, bool *born_in,
+		      struct bc_error *err)
 {
 	struct saved_ids sv;
-	if (l->root_mode && ids_enter(&l->host, &sv, err) < 0)
+	if (h && ids_enter(h, &sv, err) < 0)
 		return -err->code;
-	pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
-	int e = errno;
+	pid_t pid = clone_into_cgroup(flags, cgroup_fd, born_in);
 	if (pid == 0) {
-		if (l->root_mode && prctl(PR_SET_SECUREBITS, sv.securebits) < 0)
+		if (h && prctl(PR_SET_SECUREBITS, sv.securebits) < 0)
 			_exit(BC_EXIT_LAUNCHER);
 		return 0;
 	}
-	if (l->root_mode && ids_leave(&sv, err) < 0) {
+	if (h && ids_leave(&sv, err) < 0) {
 		if (pid > 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 		}
 		return -err->code;
 	}
-	if (pid < 0)
+	if (pid < 0) {
+		int e = -pid;
 		return bc_error_errno(err, e, "create the sandbox namespaces%s",
 				      e == EPERM || e == ENOSPC
 				      ? " (are unprivileged user namespaces disabled? check "
 					"kernel.unprivileged_userns_clone, user.max_user_namespaces "
 					"and AppArmor's restrict_unprivileged_userns)" : "");
+	}
 	return pid;
 }
 
@@ -960,7 +1002,8 @@ static int idmap_userns(const struct bc_launch *l, struct bc_error *err)
 	char map[64], path[64];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return bc_error_errno(err, errno, "pipe");
-	pid_t pid = clone_as_host_ids(l, CLONE_NEWUSER | SIGCHLD, err);
+	bool born_in;
+	pid_t pid = clone_as(l->root_mode ? &l->host : NULL, CLONE_NEWUSER, -1, &born_in, err);
 	if (pid == 0) {
 		char c;
 		close(p[1]);
@@ -1294,6 +1337,106 @@ static void audit_limits(struct supervisor *s)
 	}
 }
 
+/* The namespaces pid 1 is created in (its network namespace is made
+ * inside, its cgroup namespace once it sits in its cgroup). */
+#define SANDBOX_CLONE_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS)
+
+
+/* Step 2's start: on cgroup v2 the sandbox's cgroup, with its limits
+ * written and read back, exists before pid 1 and pid 1 is born in it (on a
+ * systemd host below a scope systemd delegated to us: cgroup.h). On v1
+ * (*early false) the caller makes it after the clone, beside the uplink,
+ * and pid 1 joins it at "go" (cgroup_place); v1 has no rule against that.
+ * Returns clone_as's result, or -errno with err filled. */
+static pid_t sandbox_clone(struct bc_cgroup *cg, const struct bc_policy *p, const char *parent,
+			   const char *name, const struct bc_host_ids *ids, bool *early, bool *born_in,
+			   struct bc_error *err)
+{
+	int r;
+	*early = bc_cgroup_host_version() == 2;
+	*born_in = false;
+	if (*early && (r = bc_cgroup_setup(cg, p, parent, name, err)) < 0)
+		return r;
+	fflush(NULL);
+	pid_t pid = clone_as(ids, SANDBOX_CLONE_FLAGS, bc_cgroup_v2_fd(cg), born_in, err);
+	if (pid < 0)
+		return pid;
+	/* No CLONE_INTO_CGROUP: the child waits for a message before it does
+	 * anything, so it is moved into its leaf now. */
+	if (pid > 0 && *early && !*born_in && bc_cgroup_v2_fd(cg) >= 0 &&
+	    (r = bc_cgroup_attach(cg, pid, err)) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return r;
+	}
+	return pid;
+}
+
+/* bc_launch_probe's pid 1: join the cgroup as run's pid 1 does
+ * (cgroup_enter), check from inside that it sits there, say so, end. */
+static _Noreturn void probe_child(const char *leaf, unsigned v2_hier, int sync_fd)
+{
+	struct bc_error err = {0};
+	cgroup_enter(leaf, sync_fd);
+	if (v2_hier && bc_cgroup_check_self(leaf, v2_hier, &err) < 0)
+		child_fail(sync_fd, &err);
+	msg_send(sync_fd, BC_MSG_READY, 0, NULL);
+	_exit(0);
+}
+
+int bc_launch_probe(const struct bc_policy *p, const char *cgroup_parent, struct bc_launch_probe *out,
+		    struct bc_error *err)
+{
+	struct bc_cgroup cg = {0};
+	int sv[2], status, r;
+	char name[64];
+	bool early, born_in;
+
+	memset(out, 0, sizeof *out);
+	for (int h = 0; h < BC_CG_NHIER; h++)
+		cg.dir[h].fd = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return bc_error_errno(err, errno, "socketpair");
+	snprintf(name, sizeof name, "bc-doctor-%d", (int)getpid());
+	pid_t pid = sandbox_clone(&cg, p, cgroup_parent, name, NULL, &early, &born_in, err);
+	if (pid == 0) {
+		unsigned v2_hier = bc_cgroup_hiers(&cg) & (1u << BC_CG_UNIFIED);
+		close(sv[0]);
+		bc_cgroup_forget(&cg);
+		probe_child(name, v2_hier, sv[1]);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		r = pid;
+		goto out;
+	}
+	r = early ? 0 : bc_cgroup_setup(&cg, p, cgroup_parent, name, err);
+	int placed = r >= 0 && !early && cg.version ? cgroup_place(&cg, pid, sv[0], err) : 0;
+	if (r >= 0 && placed < 0)
+		r = placed;
+	if (r >= 0 && !placed && msg_send(sv[0], BC_MSG_GO, 0, NULL) < 0)
+		r = recv_expect(sv[0], 0, NULL, NULL, err);
+	if (r >= 0)
+		r = recv_expect(sv[0], BC_MSG_READY, NULL, NULL, err);
+	if (r < 0)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	out->version = cg.version;
+	out->born_in = born_in;
+	out->scope = cg.scope;
+	out->applied = cg.applied;
+	const struct bc_cgroup_dir *d = &cg.dir[cg.version == 2 ? BC_CG_UNIFIED : BC_CG_MEMORY];
+	snprintf(out->path, sizeof out->path, "%s", d->path ? d->path : "");
+	snprintf(out->note, sizeof out->note, "%s", cg.note);
+out:
+	close(sv[0]);
+	int left = bc_cgroup_destroy(&cg);
+	if (r >= 0 && left < 0)
+		r = bc_error_errno(err, -left, "remove the test sandbox's cgroup %s", out->path);
+	return r;
+}
+
 /* bc_runtime_gc callback: remove the cgroup of a dead launcher's session. */
 static void gc_stale_cgroup(const char *session, void *parent)
 {
@@ -1366,12 +1509,14 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	/* Step 2: the sandbox's pid 1, in new user, mount, pid, IPC and UTS
 	 * namespaces. Its network namespace is made inside (net_start: the
 	 * costliest to create, made while pid 1 builds the root), its cgroup
-	 * namespace once it sits in its own cgroup. It starts setting up as
-	 * soon as its id maps are written, while we make its cgroup and
-	 * uplink (the diagram at the top). */
-	fflush(NULL);
-	pid_t pid = clone_as_host_ids(l, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-				      CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, err);
+	 * namespace once it sits in its own cgroup. On v2 it is born in its
+	 * cgroup; on v1 it starts setting up as soon as its id maps are
+	 * written, while we make its cgroup and uplink (the diagram at the
+	 * top). */
+	snprintf(name, sizeof name, "bc-%s", l->session_id);
+	bool early, born_in;
+	pid_t pid = sandbox_clone(&s.cg, p, l->cgroup_parent, name, l->root_mode ? &l->host : NULL,
+				  &early, &born_in, err);
 	if (pid < 0) {
 		ret = pid;
 		goto out;
@@ -1379,8 +1524,10 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	if (pid == 0) {
 		/* Nothing of the supervisor's state may reach the sandbox:
 		 * what it holds open now is closed here, before anything else
-		 * (the cgroup and runtime-record fds do not exist yet). */
+		 * (the cgroup's directory fds on v2; the runtime-record fd does
+		 * not exist yet). */
 		close(sv[0]);
+		bc_cgroup_forget(&s.cg);
 		if (l->audit && l->audit->fd >= 0)
 			close(l->audit->fd);
 		close(s.sig_fd);
@@ -1404,15 +1551,16 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		goto kill;
 	}
 
-	/* The sandbox's own cgroup, with its limits written and read back,
-	 * before the sandbox joins it; with filtered egress, in a thread of
-	 * its own while this one prepares the uplink (both only write files
-	 * and talk netlink; the thread is joined before anything forks). */
-	snprintf(name, sizeof name, "bc-%s", l->session_id);
+	/* v1: the sandbox's own cgroup, with its limits written and read
+	 * back, before the sandbox joins it; with filtered egress, in a
+	 * thread of its own while this one prepares the uplink (both only
+	 * write files and talk netlink; the thread is joined before anything
+	 * forks). */
 	struct cg_job job = { .cg = &s.cg, .p = p, .parent = l->cgroup_parent, .name = name };
 	pthread_t th;
-	bool threaded = p->net_mode == BC_NET_FILTERED && pthread_create(&th, NULL, cg_job_run, &job) == 0;
-	if (!threaded)
+	bool threaded = !early && p->net_mode == BC_NET_FILTERED &&
+			pthread_create(&th, NULL, cg_job_run, &job) == 0;
+	if (!early && !threaded)
 		cg_job_run(&job);
 	int up = p->net_mode == BC_NET_FILTERED ? bc_uplink_prepare(&s.uplink, p, l->session_id, err) : 0;
 	if (threaded)
@@ -1441,7 +1589,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	}
 	if (ret < 0)
 		goto kill;
-	int placed = s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
+	int placed = !early && s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
 	if (placed < 0) {
 		ret = placed;
 		goto kill;

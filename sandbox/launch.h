@@ -81,6 +81,25 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err);
 
 void bc_launch_free(struct bc_launch *l);
 
+/* What bc_launch_probe found. */
+struct bc_launch_probe {
+	int version;              /* cgroup version used; 0 = no cgroup */
+	bool born_in;             /* pid 1 was cloned into it (CLONE_INTO_CGROUP) */
+	bool scope;               /* below a transient scope from systemd */
+	unsigned applied;         /* BC_CG_LIMIT_* written and read back */
+	char path[512];           /* the test sandbox's cgroup (removed again) */
+	char note[BC_ERRMSG_MAX]; /* the cgroup module's note, if any */
+};
+
+/* For doctor: step 2 of run, for real, with a test sandbox named
+ * bc-doctor-PID: its cgroup and limits made as run makes them (same parent,
+ * same placement, systemd scope included), pid 1 cloned into the same
+ * namespaces and into that cgroup as run does it, its placement checked
+ * from inside, then pid 1 ends and everything is removed. Succeeds exactly
+ * when run's step 2 would. Returns 0, or -errno with err filled. */
+int bc_launch_probe(const struct bc_policy *p, const char *cgroup_parent, struct bc_launch_probe *out,
+		    struct bc_error *err);
+
 /* Open the profile directory safely: no symlink in any component (openat2
  * RESOLVE_NO_SYMLINKS), a directory, owned by want_uid, not group- or
  * world-writable. Returns an O_PATH|O_DIRECTORY fd. */

@@ -175,6 +175,8 @@ check "refusal names the cause" grep -q "Permission denied" "$tmp/u1.err"
 # Delegation is a way out only where systemd runs on cgroup v2.
 if [ -d /run/systemd/system ] && [ "$version" = 2 ]; then way=Delegate=yes; else way='or run as root'; fi
 check "refusal says what to configure on this host" sh -c "grep -q '$way' '$tmp/u1.err' && grep -q 'required = no' '$tmp/u1.err'"
+check "refusal names no systemd fix on a host without systemd" \
+	sh -c "[ -d /run/systemd/system ] || ! grep -q 'Delegate=\|systemd-run' '$tmp/u1.err'"
 check "refused command never ran" sh -c "! grep -q '^ran' '$tmp/u1'"
 asuser "$C" run --optional --memory 64M --pids 32 -- echo ran >"$tmp/u2" 2>"$tmp/u2.err"
 echo $? >"$tmp/u2.rc"

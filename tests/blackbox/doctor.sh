@@ -66,6 +66,22 @@ check "user: required limits without a writable cgroup -> exit 1" [ $rc = 1 ]
 check "user: ... and the cgroup line fails with a fix" \
 	grep -A1 -E '^fail +cgroup ' <<<"$out" | grep -q '^      fix: '
 
+# ---- doctor predicts run: its cgroup check is ok exactly when run starts ----
+# (the check makes a real test sandbox the way run does: same cgroup, same
+# placement of pid 1). Root, and the user without a writable cgroup.
+for who in root "$TEST_USER"; do
+	if [ "$who" = root ]; then pre=(); else as_prefix "$who"; pre=("${AS_PREFIX[@]}"); fi
+	"${pre[@]}" "$BC" doctor --policy "$REQ" --json >"$SCRATCH/p.json" 2>/dev/null
+	dst=$(json_status "$SCRATCH/p.json" cgroup)
+	"${pre[@]}" "$BC" run --policy "$REQ" -- /bin/true >/dev/null 2>&1; rst=$?
+	check "$who: doctor's cgroup check ($dst) predicts run (exit $rst)" \
+		[ "$([ "$dst" = ok ] && echo y)" = "$([ $rst = 0 ] && echo y)" ]
+done
+"$BC" doctor --policy "$REQ" >/dev/null 2>&1 & dpid=$!
+wait "$dpid"
+check "root: doctor's test sandbox cgroup (bc-doctor-$dpid) is gone after it" \
+	sh -c "! find /sys/fs/cgroup -name bc-doctor-$dpid -type d 2>/dev/null | grep -q ."
+
 # ---- user namespaces taken away -----------------------------------------------
 # Inside a user namespace of our own, user.max_user_namespaces is ours to set
 # (it is per user namespace): 0 means no nested one can be made.

@@ -235,8 +235,10 @@ done
 if [ -n "${TEST_USER:-}" ]; then
 	err=$(as "$TEST_USER" "$BC" run --policy "$POL" -- /bin/true 2>&1); st=$?
 	check "$TEST_USER without a delegated cgroup: refused with 125 (got $st)" [ $st = 125 ]
-	check "...and the message says what to do (delegated cgroup or required = no)" \
-		grep -q 'delegated cgroup.*required = no' <<<"$err"
+	if [ -d /run/systemd/system ]; then way='Delegate=yes.*required = no'; else way='run as root.*required = no'; fi
+	check "...and the message says what to do here ($way)" grep -q "$way" <<<"$err"
+	check "...and suggests no systemd fix on a host without systemd" \
+		sh -c '[ -d /run/systemd/system ] || ! printf "%s" "$1" | grep -q "Delegate=\|systemd-run"' _ "$err"
 	diag "$err"
 fi
 

@@ -1,12 +1,15 @@
 /* test-cgroup.c: the pure parts of cgroup.c (layout detection from
  * /proc/self/cgroup and mountinfo, parent paths, cpu.max, memory rounding)
- * with fixture texts from a v1 host, a v2-only host and containers. */
+ * with fixture texts from a v1 host, a v2-only host and containers; the
+ * pure parts of systemd.c (scope names, delegation marks and the walk that
+ * judges them, the slice for a scope). */
 #include "config.h"
 
 #include <stdint.h>
 #include <string.h>
 
 #include "cgroup.h"
+#include "systemd.h"
 #include "../tap.h"
 
 /* This VM: v1 controllers, an empty cgroup2 at /sys/fs/cgroup/unified. */
@@ -170,6 +173,121 @@ static void test_check_self(void)
 	is_int(bc_cgroup_check_self("bc-none", 1u << BC_CG_MEMORY, &err), -EIO,
 	       "check_self: not in a cgroup named bc-none");
 	is_str(err.msg, "not in its memory cgroup bc-none after joining it", "  the message names the hierarchy");
+	is_int(bc_cgroup_check_self("bc-none", 1u << BC_CG_UNIFIED, &err), -EIO,
+	       "check_self: the v2 line is checked too");
+	char v2[] = "0::/system.slice/browsercage-ab.scope/browsercage/bc-ab\n";
+	is_int(bc_cgroup_check_text(v2, "bc-ab", 1u << BC_CG_UNIFIED, &err), 0, "check_text: in its v2 cgroup");
+	char v2out[] = "0::/system.slice/browsercage-ab.scope/browsercage-launcher\n";
+	is_int(bc_cgroup_check_text(v2out, "bc-ab", 1u << BC_CG_UNIFIED, &err), -EIO, "check_text: not in it");
+	char v1[] = "4:memory:/browsercage/bc-ab\n3:pids:/browsercage/bc-ab\n0::/\n";
+	is_int(bc_cgroup_check_text(v1, "bc-ab", 1u << BC_CG_MEMORY | 1u << BC_CG_PIDS, &err), 0,
+	       "check_text: in its v1 cgroups");
+	char v1v2[] = "4:memory:/browsercage/bc-ab\n0::/\n";
+	is_int(bc_cgroup_check_text(v1v2, "bc-ab", 1u << BC_CG_UNIFIED, &err), -EIO,
+	       "check_text: a v1 line does not stand for the v2 one");
+}
+
+static void test_scope_name(void)
+{
+	char buf[256];
+	is_int(bc_systemd_scope_name("bc-0123abcd", buf, sizeof buf), 0, "scope name");
+	is_str(buf, "browsercage-0123abcd.scope", "  bc-SESSION gives browsercage-SESSION.scope");
+	is_int(bc_systemd_scope_name("bc-doctor-812", buf, sizeof buf), 0, "doctor's scope name");
+	is_str(buf, "browsercage-doctor-812.scope", "  the doctor's test sandbox");
+	is_int(bc_systemd_scope_name("a b/c\\", buf, sizeof buf), 0, "odd characters");
+	is_str(buf, "browsercage-a\\x20b\\x2fc\\x5c.scope", "  escaped as \\xNN, as systemd escapes");
+	is_int(bc_systemd_scope_name("bc-", buf, sizeof buf), 0, "a bare prefix stays");
+	is_str(buf, "browsercage-bc-.scope", "  bc- alone is kept whole");
+	char small[20];
+	is_int(bc_systemd_scope_name("bc-0123456789", small, sizeof small), -ENAMETOOLONG, "short buffer refused");
+	char big[600];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	is_int(bc_systemd_scope_name(big, buf, sizeof buf), -ENAMETOOLONG, "over systemd's 255 characters refused");
+}
+
+static void test_delegate_value(void)
+{
+	is_int(bc_systemd_delegate_value("1", 1), 1, "\"1\" is delegated");
+	is_int(bc_systemd_delegate_value("0", 1), 0, "\"0\" is not");
+	is_int(bc_systemd_delegate_value("1\0", 2), 1, "a trailing NUL is not part of the value");
+	is_int(bc_systemd_delegate_value("yes\n", 4), 1, "yes with a newline");
+	is_int(bc_systemd_delegate_value("FALSE", 5), 0, "false in capitals");
+	is_int(bc_systemd_delegate_value("", 0), -EINVAL, "empty is no answer");
+	is_int(bc_systemd_delegate_value("11", 2), -EINVAL, "\"11\" is no boolean");
+	is_int(bc_systemd_delegate_value("1", 0), -EINVAL, "length counts, not the NUL");
+}
+
+/* Marks for the walk: path -> value; anything else has none. */
+struct fake_marks { const char *path[4]; int value[4]; };
+
+static int fake_mark(const char *p, void *ud)
+{
+	const struct fake_marks *f = ud;
+	for (int i = 0; i < 4 && f->path[i]; i++)
+		if (strcmp(f->path[i], p) == 0)
+			return f->value[i];
+	return -ENODATA;
+}
+
+static void test_delegated(void)
+{
+	const char *mnt = "/sys/fs/cgroup";
+	size_t m = strlen(mnt);
+	struct fake_marks scope = { { "/sys/fs/cgroup/system.slice/run-r1.scope" }, { 1 } };
+	ok(bc_systemd_delegated("/sys/fs/cgroup/system.slice/run-r1.scope", m, fake_mark, &scope),
+	   "a scope marked 1 is delegated");
+	ok(bc_systemd_delegated("/sys/fs/cgroup/system.slice/run-r1.scope/payload", m, fake_mark, &scope),
+	   "a plain cgroup below it belongs to its owner");
+	ok(!bc_systemd_delegated("/sys/fs/cgroup/system.slice/run-r1.scope/x/app.service", m, fake_mark, &scope),
+	   "an unmarked unit below it is not ours");
+	struct fake_marks none = { { NULL }, { 0 } };
+	ok(!bc_systemd_delegated("/sys/fs/cgroup/system.slice/foo.service", m, fake_mark, &none),
+	   "a plain system service (no mark) is not delegated");
+	ok(!bc_systemd_delegated("/sys/fs/cgroup/system.slice/foo.service/sub", m, fake_mark, &none),
+	   "nor a cgroup below it");
+	ok(!bc_systemd_delegated("/sys/fs/cgroup", m, fake_mark, &none), "the root is not delegated");
+	ok(!bc_systemd_delegated("/sys/fs/cgroup/plain", m, fake_mark, &none), "no mark up to the root: not delegated");
+	struct fake_marks zero = { { "/sys/fs/cgroup/system.slice/run-r2.scope" }, { 0 } };
+	ok(!bc_systemd_delegated("/sys/fs/cgroup/system.slice/run-r2.scope", m, fake_mark, &zero),
+	   "a unit marked 0 is not delegated");
+	/* A user manager: user@1000.service is delegated to it (trusted.delegate,
+	 * invisible to the user), its units are the manager's. */
+	struct fake_marks user = { { "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service",
+				     "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/d.scope" },
+				   { 1, 1 } };
+	ok(!bc_systemd_delegated("/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-u7.service",
+				 m, fake_mark, &user), "a user manager's plain service is the manager's, not ours");
+	ok(bc_systemd_delegated("/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/d.scope",
+				m, fake_mark, &user), "a user scope with Delegate=yes is ours");
+	ok(bc_systemd_is_unit("/a/b.slice") && bc_systemd_is_unit("x.socket") && !bc_systemd_is_unit("/a/.scope") &&
+	   !bc_systemd_is_unit("/a/browsercage") && !bc_systemd_is_unit("/a/b.scope/c"), "unit names by their suffix");
+}
+
+static void test_slice_for(void)
+{
+	char buf[64];
+	is_int(bc_systemd_slice_for("/system.slice/foo.service", false, buf, sizeof buf), 0, "slice of a system service");
+	is_str(buf, "system.slice", "  its slice");
+	bc_systemd_slice_for("/user.slice/user-0.slice/session-3.scope", false, buf, sizeof buf);
+	is_str(buf, "user-0.slice", "root in a login session: the session's slice");
+	bc_systemd_slice_for("/init.scope", false, buf, sizeof buf);
+	is_str(buf, "", "no slice above: the manager's default");
+	bc_systemd_slice_for("/", false, buf, sizeof buf);
+	is_str(buf, "", "the root cgroup: the manager's default");
+	bc_systemd_slice_for("/user.slice/user-1000.slice/user@1000.service/app.slice/run-u7.service", true,
+			     buf, sizeof buf);
+	is_str(buf, "app.slice", "a user manager's service: its slice in the manager");
+	bc_systemd_slice_for("/user.slice/user-1000.slice/user@1000.service/app.slice/a-b.slice/x.scope", true,
+			     buf, sizeof buf);
+	is_str(buf, "a-b.slice", "  the nearest slice");
+	bc_systemd_slice_for("/user.slice/user-1000.slice/session-2.scope", true, buf, sizeof buf);
+	is_str(buf, "", "a user outside the user manager: the manager's default, never a system slice");
+	bc_systemd_slice_for("/user.slice/user-1000.slice/user@1000.service/init.scope", true, buf, sizeof buf);
+	is_str(buf, "", "the user manager's own scope: its default");
+	char small[8];
+	is_int(bc_systemd_slice_for("/system.slice/foo.service", false, small, sizeof small), -ENAMETOOLONG,
+	       "short buffer refused");
 }
 
 int main(void)
@@ -181,5 +299,9 @@ int main(void)
 	test_cpu_max();
 	test_memory();
 	test_check_self();
+	test_scope_name();
+	test_delegate_value();
+	test_delegated();
+	test_slice_for();
 	return tap_done();
 }
