@@ -235,6 +235,63 @@ static int read_sysctl(const char *path, long *v)
 #define USERNS_FIX "sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1 " \
 	"(Ubuntu: kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile with 'userns,'); " \
 	"in a container: a seccomp profile that allows unshare(CLONE_NEWUSER), see deploy/kubernetes"
+#define SECCOMP_FIX "this process runs under a seccomp filter that refuses it (a container runtime's " \
+	"default profile): in Kubernetes set seccompProfile type Localhost, localhostProfile " \
+	"browsercage/seccomp-browsercage.json (deploy/kubernetes/node-setup.yaml installs it); with " \
+	"Docker or Podman --security-opt seccomp=deploy/kubernetes/seccomp-browsercage.json"
+
+/* A Kubernetes container (kubelet always sets KUBERNETES_SERVICE_HOST). */
+static bool in_pod(void)
+{
+	const char *k = getenv("KUBERNETES_SERVICE_HOST");
+	return k && *k;
+}
+
+/* Does this process run under a seccomp filter (Seccomp: 2)? */
+static bool under_seccomp(void)
+{
+	_cleanup_free_ char *s = NULL;
+	if (bc_read_file("/proc/self/status", &s, NULL, 1 << 16) < 0)
+		return false;
+	const char *l = strstr(s, "\nSeccomp:");
+	return l && atoi(l + 9) == 2;
+}
+
+/* Would the sysctls let this caller create a user namespace? (Each is
+ * checked on its own by check_sysctls; this only picks the fix that
+ * applies when creating one fails.) */
+static bool sysctls_allow_userns(void)
+{
+	long v;
+	bool root = getuid() == 0;
+	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0 && v == 0 && !root)
+		return false;
+	if (read_sysctl("/proc/sys/user/max_user_namespaces", &v) == 0 && v < 2)
+		return false;
+	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v && !root)
+		return false;
+	return true;
+}
+
+/* In a pod, is this container in a user namespace of its own
+ * (hostUsers: false)? A runtime that ignores hostUsers (containerd 1.6 and
+ * older) runs it in the node's: the whole uid range is mapped to itself. */
+static void check_pod_userns(struct bc_doctor *d)
+{
+	if (!in_pod())
+		return;
+	bool initial = !bc_in_container_userns();
+	if (initial) {
+		struct bc_check *c = add(d, "pod.userns", BC_CHECK_FAIL, "this pod runs in the node's user "
+					 "namespace: a container escape would land on the node's uid %u",
+					 (unsigned)getuid());
+		fix(c, "set hostUsers: false in the pod spec (Kubernetes 1.33 or later, or the "
+		    "UserNamespacesSupport feature gate), on a runtime that honours it (containerd 2.0 or "
+		    "later, CRI-O 1.25 or later: containerd 1.6 ignores it); docs/KUBERNETES.md");
+		return;
+	}
+	add(d, "pod.userns", BC_CHECK_OK, "the pod has a user namespace of its own (hostUsers: false)");
+}
 
 static void check_sysctls(struct bc_doctor *d)
 {
@@ -360,7 +417,12 @@ static bool check_userns(struct bc_doctor *d)
 	struct bc_error err = {0};
 	if (in_child(CLONE_NEWUSER | CLONE_NEWNS, userns_fn, NULL, &err) < 0) {
 		struct bc_check *c = add(d, "userns", BC_CHECK_FAIL, "%s", err.msg);
-		fix(c, "%s", USERNS_FIX);
+		/* the fix that applies here first: the sysctls passed, so a
+		 * seccomp filter above us is what refused */
+		if (sysctls_allow_userns() && under_seccomp())
+			fix(c, "%s", SECCOMP_FIX);
+		else
+			fix(c, "%s", USERNS_FIX);
 		return false;
 	}
 	add(d, "userns", BC_CHECK_OK, "user namespace created (ids mapped, tmpfs mounted, a nested "
@@ -734,6 +796,7 @@ size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p)
 	if (d->n && p->n_warnings)
 		fix(&d->checks[d->n - 1], "browsercage check %s lists them; docs/REVIEWING.md says why each matters",
 		    p->path);
+	check_pod_userns(d);
 	check_sysctls(d);
 	check_apparmor(d);
 	bool userns_ok = check_userns(d);
@@ -947,16 +1010,17 @@ static void prepare_usage(FILE *out)
 }
 
 /* Create <root>/<label> (or check the one there) owned by uid:gid, 0700,
- * no symlink on the way; the same checks as run's. Fills dir. */
+ * no symlink on the way, the root itself made if missing; the same checks
+ * as run's. Fills dir. */
 static int profile_create(const char *root, const char *label, uid_t uid, gid_t gid,
 			  char *dir, size_t len, struct bc_error *err)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_close_ int rfd = (int)syscall(SYS_openat2, AT_FDCWD, root, &how, sizeof how);
+	/* the root as run takes it: made on first use (0755, parents too),
+	 * with the state directories' checks */
+	struct bc_error e = {0};
+	_cleanup_close_ int rfd = bc_state_dir(AT_FDCWD, root, root, 0755, BC_DIR_CREATE | BC_DIR_ROOT_OK, &e);
 	if (rfd < 0)
-		return bc_error_errno(err, errno, "profile_root %s%s", root,
-				      errno == ENOENT ? " (create it, or mount the profile volume there)" : "");
+		return bc_error_set(err, -rfd, "profile root %s", e.msg);
 	snprintf(dir, len, "%s/%s", root, label);
 	bool created = mkdirat(rfd, label, 0700) == 0;
 	if (!created && errno != EEXIST)

@@ -220,6 +220,28 @@ int bc_report(const char *prog, int status, const char *fmt, ...)
 
 /* The caller may rely on dir (a parent on the way to a state directory):
  * nobody but root and the caller can rename or replace what is in it. */
+bool bc_in_container_userns(void)
+{
+	_cleanup_free_ char *map = NULL;
+	unsigned long in, out, n;
+	if (bc_read_file("/proc/self/uid_map", &map, NULL, 4096) < 0)
+		return false;
+	return !(sscanf(map, "%lu %lu %lu", &in, &out, &n) == 3 && in == 0 && out == 0 && n == 4294967295UL);
+}
+
+/* A volume a container runtime mounted for this container (kubelet's
+ * emptyDir: mode 0777, root's): the root of a mount, seen from a user
+ * namespace other than the host's, where every uid that can write it
+ * belongs to the same container or pod. */
+static bool container_volume_root(int fd, const struct stat *st)
+{
+	struct statx sx;
+	if (st->st_uid != 0 || statx(fd, "", AT_EMPTY_PATH, 0, &sx) < 0 ||
+	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return false;
+	return bc_in_container_userns();
+}
+
 static int state_parent_check(int fd, const char *shown, const char *prefix, struct bc_error *err)
 {
 	struct stat st;
@@ -229,7 +251,7 @@ static int state_parent_check(int fd, const char *shown, const char *prefix, str
 		return bc_error_set(err, EPERM, "%s: parent directory %s is owned by uid %u, not by root or "
 				    "uid %u: use a path whose parents only root or you can change", shown,
 				    prefix, (unsigned)st.st_uid, (unsigned)geteuid());
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX) && !container_volume_root(fd, &st))
 		return bc_error_set(err, EPERM, "%s: parent directory %s is writable by group or others "
 				    "(chmod go-w %s)", shown, prefix, prefix);
 	return 0;

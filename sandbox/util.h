@@ -76,6 +76,10 @@ int bc_report(const char *prog, int status, const char *fmt, ...);
 /* Trim ASCII whitespace in place; returns s advanced past leading space. */
 char *bc_strstrip(char *s);
 
+/* Does this process run in a user namespace other than the host's (a
+ * container's: /proc/self/uid_map is not the whole range mapped to itself)? */
+bool bc_in_container_userns(void);
+
 /* Flags for bc_state_dir(). */
 #define BC_DIR_CREATE  0x1u   /* create it (and missing parents, 0755) */
 #define BC_DIR_ROOT_OK 0x2u   /* it may be owned by root as well as by the caller */
@@ -85,7 +89,8 @@ char *bc_strstrip(char *s);
  * absolute and the walk starts at /) with openat(O_DIRECTORY|O_NOFOLLOW),
  * so no component may be a symlink. Every directory on the way must be
  * owned by root or the caller and not writable by group or others unless
- * sticky (/tmp); the last one must be the caller's (or root's with
+ * sticky (/tmp), or the root of a volume mounted into a container (a
+ * kubelet emptyDir: 0777, seen from the container's user namespace); the last one must be the caller's (or root's with
  * BC_DIR_ROOT_OK) with no permission bits (0777) outside MODE. A directory this
  * call creates gets exactly MODE whatever the umask; an EEXIST from a
  * concurrent first run is fine (both callers succeed). SHOWN names the

@@ -107,7 +107,8 @@ for v in procmount-default:'procMount: Unmasked' seccomp-runtime-default:'seccom
 		fi
 		out=$(crun_run "$variant" "$variant-$step" prepare "${args[@]}" 2>&1); rc=$?
 		# the fix of the first failed check (or of the refusal itself)
-		first=$(awk '/^fail /{f=1} f && /fix:/{print; exit} /^browsercage: / && !f{print; exit}' <<<"$out")
+		first=$(awk '/^fail /{f=1} f && /fix:/{print; exit}' <<<"$out")
+		[ -n "$first" ] || first=$(grep -m1 '^browsercage: ' <<<"$out")
 		check "pod ($variant): $step fails" [ $rc != 0 ]
 		check "pod ($variant): $step's first fix names $want" grep -qF -- "$want" <<<"$first"
 		[ -n "$first" ] && grep -qF -- "$want" <<<"$first" || diag "$out"

@@ -182,7 +182,11 @@ def main():
         src, dst = b.split(":", 1)
         mounts.append(bind(src, dst, True))
 
-    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/tmp"}
+    # kubelet's environment: the API's service (always, whatever
+    # enableServiceLinks says), then the container's own.
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/tmp",
+           "HOSTNAME": "browsercage-agent-task-x", "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+           "KUBERNETES_SERVICE_PORT": "443", "KUBERNETES_SERVICE_PORT_HTTPS": "443"}
     env.update({e["name"]: e["value"] for e in c.get("env", [])})
     env.update(dict(e.split("=", 1) for e in a.env))
     caps = sc.get("capabilities", {})
