@@ -72,14 +72,7 @@ print(struct.unpack("!H", r[6:8])[0] if r[:2] == b"\x42\x42" else "bad id")'
 
 
 for who in root "$TEST_USER"; do
-	aud=$SCRATCH/audit-$who.jsonl; touch "$aud"; chown "$who" "$aud"
-	run() {
-		if [ "$who" = root ]; then inH "$BC" run --policy "$POL" --audit "$aud" -- "$@"
-		else inH setpriv --reuid="$who" --regid="$who" --init-groups --reset-env -- \
-			env PATH=/usr/bin:/bin "$BC" run --policy "$POL" --audit "$aud" -- "$@"; fi
-	}
-	refused() { run "$PROBE" connect "$@"; }
-	reached() { ! run "$PROBE" connect "$@"; }
+	netrun_as "$who"
 
 	out=$(run /bin/true 2>&1); rc=$?
 	if [ $rc != 0 ]; then

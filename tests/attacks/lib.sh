@@ -8,3 +8,18 @@ offline_policy() { POL=$SCRATCH/offline.ini; write_policy "$POL" "$@"; }
 
 # run ARGS...: `browsercage run --policy $POL ARGS` as $who.
 run() { as "$who" "$BC" run --policy "$POL" "$@"; }
+
+# netrun_as WHO: for the egress attacks, in the test's host netns H (netlib.sh):
+# run CMD... runs the launcher as WHO (root or the test user) under $POL
+# with the audit log $aud (made here, WHO's); refused/reached ADDR PORT
+# PROTO connect with the probe and expect the connection to fail/succeed.
+netrun_as() {
+	aud=$SCRATCH/audit-$1.jsonl; touch "$aud"; chown "$1" "$aud"
+	run() {
+		if [ "$who" = root ]; then inH "$BC" run --policy "$POL" --audit "$aud" -- "$@"
+		else inH setpriv --reuid="$who" --regid="$who" --init-groups --reset-env -- \
+			env PATH=/usr/bin:/bin "$BC" run --policy "$POL" --audit "$aud" -- "$@"; fi
+	}
+	refused() { run "$PROBE" connect "$@"; }
+	reached() { ! run "$PROBE" connect "$@"; }
+}
