@@ -51,6 +51,8 @@ struct bc_launch {
 	uid_t caller_uid;
 	gid_t caller_gid;
 	struct bc_seccomp_prog seccomp; /* built and exported before any namespace exists */
+	enum bc_uplink uplink;        /* filtered: the uplink chosen (bc_uplink_choose), set by
+				       * bc_launch_run before the clone */
 };
 
 /* Step 1: everything that can be refused before a namespace exists:
