@@ -288,6 +288,23 @@ int bc_relay_sandbox_setup(struct bc_error *err)
 	return 0;
 }
 
+int bc_relay_print(FILE *out)
+{
+	fprintf(out,
+		"table ip " BC_RELAY_TABLE " {\n"
+		"\tchain refuse {\n"
+		"\t\ttype filter hook output priority mangle; policy accept;\n"
+		"\t\tip daddr != 127.0.0.0/8 meta l4proto != tcp log prefix \"bc-refused\" group %d "
+		"reject with icmp admin-prohibited\n"
+		"\t}\n\n"
+		"\tchain redirect {\n"
+		"\t\ttype nat hook output priority -100; policy accept;\n"
+		"\t\tip daddr != 127.0.0.0/8 meta l4proto tcp redirect to :%d\n"
+		"\t}\n"
+		"}\n", BC_NFT_LOG_GROUP, BC_RELAY_PORT);
+	return ferror(out) ? -EIO : 0;
+}
+
 int bc_relay_listen(struct bc_error *err)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(BC_RELAY_PORT),

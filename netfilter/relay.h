@@ -34,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -50,6 +51,9 @@ bool bc_relay_tun_usable(void);
  * the table above in one transaction (every ACK read) and add the route.
  * Returns 0 or -errno with err set. */
 int bc_relay_sandbox_setup(struct bc_error *err);
+
+/* The table as `nft list ruleset` prints it (for explain). */
+int bc_relay_print(FILE *out);
 
 /* pid 2: the relay's listening socket on 127.0.0.1:BC_RELAY_PORT (non-
  * blocking, close-on-exec). Returns the fd or -errno with err set. */

@@ -38,7 +38,9 @@
 #include "launch.h"
 #include "lease.h"
 #include "nft.h"
+#include "relay.h"
 #include "seccomp.h"
+#include "uplink.h"
 
 #define VERSION_TIMEOUT_MS 15000   /* chromium --version on a cold cache */
 #define EXIT_HOST 1                /* prepare/doctor: the host cannot enforce the policy */
@@ -532,12 +534,39 @@ static bool find_exe(const char *name, char *buf, size_t len)
 	return false;
 }
 
+/* Which uplink run will use here (auto: veth when we may, else pasta when
+ * /dev/net/tun opens, else relay), and the tun device only when that
+ * uplink needs it. */
+static void check_uplink(struct bc_doctor *d, const struct bc_policy *p)
+{
+	if (p->net_mode != BC_NET_FILTERED)
+		return;
+	enum bc_uplink k = bc_uplink_choose(p);
+	bool tun = bc_relay_tun_usable();
+	struct bc_check *c;
+	if (k == BC_UPLINK_PASTA && !tun) {
+		c = add(d, "uplink", BC_CHECK_FAIL, "uplink = pasta needs /dev/net/tun, which does not open "
+			"read-write here");
+		fix(c, "set [network] uplink = relay (or auto, which picks it here), or give the "
+		    "container /dev/net/tun");
+		return;
+	}
+	if (k == BC_UPLINK_VETH && !bc_uplink_can_veth()) {
+		c = add(d, "uplink", BC_CHECK_FAIL, "uplink = veth needs CAP_NET_ADMIN in the launcher's "
+			"network namespace");
+		fix(c, "run as root, or set [network] uplink = auto");
+		return;
+	}
+	add(d, "uplink", BC_CHECK_OK, "%s%s%s", p->uplink == BC_UPLINK_AUTO ? "auto picks " : "",
+	    bc_uplink_name(k),
+	    k == BC_UPLINK_RELAY ? " (no device: IPv4 TCP only, relayed by the supervisor)"
+	    : k == BC_UPLINK_PASTA ? " (/dev/net/tun usable)" : " (CAP_NET_ADMIN here)");
+}
+
 static void check_pasta(struct bc_doctor *d, const struct bc_policy *p)
 {
 	char path[4096], ver[256];
-	/* Without privilege, auto means pasta: veth needs CAP_NET_ADMIN here. */
-	bool needed = p->net_mode == BC_NET_FILTERED &&
-		      (p->uplink == BC_UPLINK_PASTA || (p->uplink == BC_UPLINK_AUTO && getuid() != 0));
+	bool needed = p->net_mode == BC_NET_FILTERED && bc_uplink_choose(p) == BC_UPLINK_PASTA;
 	struct bc_check *c;
 	if (!find_exe("pasta", path, sizeof path)) {
 		c = add(d, "pasta", needed ? BC_CHECK_FAIL : BC_CHECK_WARN, "pasta not found in /usr/bin or PATH%s",
@@ -621,6 +650,7 @@ size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p)
 	check_landlock(d);
 	check_nft(d, p, userns_ok);
 	check_cgroup(d, p);
+	check_uplink(d, p);
 	check_pasta(d, p);
 	check_chromium(d, p);
 	check_paths(d, p);

@@ -16,6 +16,7 @@
 #include "launch.h"
 #include "lease.h"
 #include "policy.h"
+#include "relay.h"
 #include "ruleset.h"
 
 #define BC_EXIT_POLICY 2     /* `check`: a policy has errors */
@@ -403,6 +404,10 @@ static int cmd_explain(int argc, char **argv)
 	bc_policy_print(&p, stdout);
 	printf("\n# nftables ruleset installed in the sandbox's network namespace\n");
 	int r = bc_ruleset_print(&p, stdout);
+	if (r >= 0 && p.net_mode == BC_NET_FILTERED && p.uplink == BC_UPLINK_RELAY) {
+		printf("\n# uplink = relay: beside it, the redirect to the relay (IPv4 TCP only)\n");
+		r = bc_relay_print(stdout);
+	}
 	bc_policy_free(&p);
 	return r < 0 ? BC_EXIT_LAUNCHER : 0;
 }
