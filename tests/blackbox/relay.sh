@@ -37,8 +37,30 @@ def serve(port):
         except OSError:
             pass
         c.close()
-for p in (80, 8080):
-    threading.Thread(target=serve, args=(p,), daemon=True).start()
+def drain(port):   # reads to EOF (the half-close of the client), then answers
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port)); s.listen(64)
+    while True:
+        c, _ = s.accept()
+        try:
+            c.settimeout(5); n = 0
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                n += len(d)
+            c.sendall(b"site drained %d\n" % n)
+        except OSError:
+            pass
+        c.close()
+held = []
+def hold(port):    # keeps every connection open
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port)); s.listen(256)
+    while True:
+        c, _ = s.accept(); c.sendall(b"held\n"); held.append(c)
+for p, f in ((80, serve), (8080, serve), (81, drain), (82, hold)):
+    threading.Thread(target=f, args=(p,), daemon=True).start()
 print("ready", flush=True)
 threading.Event().wait()'
 # the host's own service, which no sandbox may reach through the relay
@@ -64,7 +86,7 @@ policy() {
 	printf '[audit]\nlog = %s\n' "$SCRATCH/logs/$name.log" >>"$SCRATCH/$name.ini"
 	chmod 644 "$SCRATCH/$name.ini"
 }
-policy names "network.allow_domains = ok.test, *.ok.test" "network.allow_ports = 80"
+policy names "network.allow_domains = ok.test, *.ok.test" "network.allow_ports = 80, 81, 82"
 # allow_cidrs that cover the metadata address and a private range the
 # policy does not open: only the relay's own deny check stops them there
 policy wide "network.allow_cidrs = 169.254.0.0/16, 10.0.0.0/8, 198.51.100.0/24" "network.allow_ports = 80"
@@ -88,6 +110,31 @@ except OSError as e:
     print(name, "error", e.__class__.__name__)
 '
 printf '%s\n' "$CLIENT" >"$SCRATCH/client.py"; chmod 644 "$SCRATCH/client.py"
+# halfclose: 200000 bytes, then shutdown(SHUT_WR); the server answers at EOF
+cat >"$SCRATCH/halfclose.py" <<'PY'
+import socket
+s = socket.create_connection(("203.0.113.10", 81), 10)
+s.sendall(b"x" * 200000)
+s.shutdown(socket.SHUT_WR)
+s.settimeout(10)
+print("halfclose", s.recv(200).decode().strip())
+PY
+# many: 140 connections held open at once; how many the relay carried
+cat >"$SCRATCH/many.py" <<'PY'
+import socket
+held = reset = 0
+conns = []
+for _ in range(140):
+    s = socket.create_connection(("203.0.113.10", 82), 10)
+    s.settimeout(10)
+    try:
+        held += s.recv(10) == b"held\n"
+    except OSError:
+        reset += 1
+    conns.append(s)
+print("many", held, reset)
+PY
+chmod 644 "$SCRATCH/halfclose.py" "$SCRATCH/many.py"
 
 # bcrun WHO POLICY CMD...: the launcher in H
 bcrun() {
@@ -115,7 +162,7 @@ sys.exit(0 if any(eval(sys.argv[2]) for r in recs) else 1)' "$SCRATCH/logs/$1.lo
 ours_left() {
 	local want p
 	want="net:[$(stat -L -c %i "/run/netns/$H")]" || { echo "no netns $H"; return; }
-	for p in $(pgrep -x 'bc-relay|bc-dnsfilter'); do
+	for p in $(pgrep -x bc-relay; pgrep -x bc-dnsfilter); do
 		[ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$want" ] && echo "$p"
 	done
 }
@@ -126,6 +173,7 @@ for who in root "$TEST_USER"; do
 		$(f metaname meta.ok.test 80) $(f privname private.ok.test 80)
 		$(f meta 169.254.169.254 80) $(f private 10.0.0.1 80) $(f port 203.0.113.10 8080)
 		$(f host 198.51.100.2 80) $(f loopback 127.0.0.1 1)
+		python3 $SCRATCH/halfclose.py; python3 $SCRATCH/many.py 2>&1 | tail -1 | sed 's/^[^m]/many error: &/';
 		python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"x\", (\"203.0.113.10\", 443))' 2>/dev/null && echo 'udp sent' || echo 'udp refused';
 		grep -c . /proc/net/route | sed 's/^/routes /'; sed -n '3,\$p' /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ' | sed 's/^/links /'; echo" \
 		2>"$SCRATCH/run-$who.err")
@@ -147,6 +195,9 @@ for who in root "$TEST_USER"; do
 	check "$who: the relay's own listener, dialled directly, is refused ($(got loopback))" \
 		test "$(got loopback)" = "error reset"
 	check "$who: UDP out is refused at once" grep -q '^udp refused' <<<"$OUT"
+	check "$who: a half-close is passed on, the answer still comes back ($(got halfclose))" \
+		test "$(got halfclose)" = "site drained 200000"
+	check "$who: at most 128 connections at once, the rest reset ($(got many))" test "$(got many)" = "128 12"
 	L=names
 	check "$who: audit: the uplink is relay" audit $L 'r["event"] == "start" and r.get("uplink") == "relay"'
 	check "$who: audit: the relay says what it runs as" audit $L 'r["event"] == "relay" and "seccomp" in r["privilege"]'
@@ -166,6 +217,8 @@ for who in root "$TEST_USER"; do
 		audit $L 'r["event"] == "egress_refused" and r["dst"] == "198.51.100.2" and r["rule"] == "relay-host"'
 	check "$who: audit: the UDP packet refused by the firewall" \
 		audit $L 'r["event"] == "egress_refused" and r.get("dst") == "203.0.113.10" and r.get("proto") == "udp"'
+	check "$who: audit: connections over the limit refused" \
+		audit $L 'r["event"] == "egress_refused" and r["rule"] == "relay-limit"'
 	check "$who: audit: the DNS filter refused the name" \
 		audit $L 'r["event"] == "dns" and r["name"] == "refused.test" and r["decision"] == "refused"'
 
@@ -179,6 +232,22 @@ for who in root "$TEST_USER"; do
 		test "$(got meta)" = "error reset"
 	check "$who: allow_cidrs over 10.0.0.0/8 still refuses the unopened private range ($(got private))" \
 		test "$(got private)" = "error reset"
+
+	# the relay process itself: the sandbox's uid, CAP_NET_ADMIN (in the
+	# sandbox's namespace) only, no_new_privs, seccomp
+	bcrun "$who" "$SCRATCH/names.ini" /bin/sleep 8 >/dev/null 2>&1 &
+	bg=$!
+	rp=
+	for _ in $(seq 1 50); do rp=$(for q in $(ours_left); do [ "$(cat /proc/$q/comm 2>/dev/null)" = bc-relay ] && echo $q; done | head -1); [ -n "$rp" ] && break; sleep 0.1; done
+	st=$(cat /proc/$rp/status 2>/dev/null)
+	check "$who: the relay runs unprivileged: CapEff only CAP_NET_ADMIN, no bounding set beyond it" \
+		bash -c 'grep -q "^CapEff:.0000000000001000$" <<<"$1" && grep -q "^CapBnd:.0000000000001000$" <<<"$1"' _ "$st"
+	check "$who: ... with no_new_privs and a seccomp filter" \
+		bash -c 'grep -q "^NoNewPrivs:.1$" <<<"$1" && grep -q "^Seccomp:.2$" <<<"$1"' _ "$st"
+	check "$who: ... not as root on the host" bash -c '! grep -Eq "^Uid:\s+0\s" <<<"$1" && [ -n "$1" ]' _ "$st"
+	check "$who: ... in the sandbox's user namespace" \
+		test "$(readlink /proc/$rp/ns/user 2>/dev/null)" != "$(readlink /proc/self/ns/user)" -a -n "$rp"
+	wait $bg
 
 	# nothing left behind: no relay or filter process, no socket of ours
 	check "$who: no relay or DNS filter process is left in the fake host" test -z "$(ours_left)"

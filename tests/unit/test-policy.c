@@ -376,7 +376,7 @@ static void test_value_errors(void)
 	refused("[filesystem]\nshm_size = 2T\n", "t.ini:2: shm_size: 2T is out of range (1M to 1T)");
 	refused("[filesystem]\ndownloads = 2\n", "t.ini:2: downloads: expected yes or no, got '2'");
 	refused("[network]\nmode = open\n", "t.ini:2: mode: expected none or filtered, got 'open'");
-	refused("[network]\nuplink = slirp\n", "t.ini:2: uplink: expected auto, veth or pasta, got 'slirp'");
+	refused("[network]\nuplink = slirp\n", "t.ini:2: uplink: expected auto, veth, pasta or relay, got 'slirp'");
 	refused("[network]\ndns_min_ttl = 86401\n", "t.ini:2: dns_min_ttl: 86401 is out of range (0 to 1d)");
 	refused("[network]\ndns_min_ttl = 2d\n", "t.ini:2: dns_min_ttl: 2d is out of range (0 to 1d)");
 	refused("[network]\ndns_min_ttl = soon\n",
