@@ -684,7 +684,13 @@ static int relay_run(struct relay *rl)
 				continue;
 			}
 			struct rconn *c = &rl->c[ev[k].data.u64 >> 1];
-			if (c->fd[0] >= 0)
+			if (c->fd[0] < 0)
+				continue;
+			/* an error on an open connection ends it (level-triggered
+			 * EPOLLERR would otherwise fire while nothing reads) */
+			if ((ev[k].events & EPOLLERR) && !c->connecting)
+				conn_close(rl, c, "reset", true);
+			else
 				conn_event(rl, c);
 		}
 		uint64_t now = now_ms();
