@@ -17,11 +17,13 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/common.h>
 #include <libnftnl/table.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -444,7 +446,14 @@ static int nft_fn(void *arg, struct bc_error *err)
 		return r;
 	struct bc_policy q = *p;     /* shallow: only net_mode differs */
 	q.net_mode = BC_NET_FILTERED;
-	return bc_nft_commit(&q, err);
+	if ((r = bc_nft_commit(&q, err)) < 0 || q.uplink != BC_UPLINK_RELAY)
+		return r;
+	/* the relay uplink's redirect and route too (nat, redir): lo first */
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = { .ifr_name = "lo", .ifr_flags = IFF_UP | IFF_RUNNING };
+	if (fd < 0 || ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return bc_error_errno(err, errno, "bring lo up");
+	return bc_relay_sandbox_setup(err);
 }
 
 static void check_nft(struct bc_doctor *d, const struct bc_policy *p, bool userns_ok)
@@ -457,14 +466,17 @@ static void check_nft(struct bc_doctor *d, const struct bc_policy *p, bool usern
 		add(d, "nftables", bad, "not tried: no user namespace");
 		return;
 	}
-	if (in_child(CLONE_NEWUSER | CLONE_NEWNET, nft_fn, (void *)p, &err) < 0) {
+	struct bc_policy q = *p;     /* shallow: the uplink run would choose here */
+	q.uplink = needed ? bc_uplink_choose(p) : p->uplink;
+	if (in_child(CLONE_NEWUSER | CLONE_NEWNET, nft_fn, &q, &err) < 0) {
 		c = add(d, "nftables", bad, "%s%s", err.msg, needed ? "" : " (this policy has no network)");
 		fix(c, "a kernel with nf_tables (CONFIG_NF_TABLES, CONFIG_NF_TABLES_INET, "
-		    "CONFIG_NFT_CT, CONFIG_NFT_LOG, CONFIG_NFT_REJECT; modprobe nf_tables)");
+		    "CONFIG_NFT_CT, CONFIG_NFT_LOG, CONFIG_NFT_REJECT%s; modprobe nf_tables)",
+		    q.uplink == BC_UPLINK_RELAY ? ", and for uplink = relay CONFIG_NFT_NAT, CONFIG_NFT_REDIR" : "");
 		return;
 	}
-	add(d, "nftables", BC_CHECK_OK, "table created and deleted, egress ruleset committed "
-	    "in a fresh network namespace");
+	add(d, "nftables", BC_CHECK_OK, "table created and deleted, egress ruleset committed%s "
+	    "in a fresh network namespace", q.uplink == BC_UPLINK_RELAY ? " with the relay's redirect" : "");
 }
 
 static bool wants_limits(const struct bc_policy *p)
