@@ -29,7 +29,9 @@
  * netns). Every relayed and refused connection is audited.
  *
  * It carries IPv4 TCP only: no UDP (so no QUIC), no ICMP, no IPv6 (the
- * sandbox has no IPv6 route; such connects fail at once). */
+ * sandbox has no IPv6 route; such connects fail at once). The sandbox's
+ * handshake completes with the listener before the judgement, so a
+ * refused destination sees its connection reset, not refused. */
 #pragma once
 
 #include <stdbool.h>
