@@ -41,6 +41,7 @@
 
 #include "nft.h"
 #include "ruleset.h"
+#include "relay.h"
 #include "uplink.h"
 
 #define UPLINK_DIR "/run/browsercage/uplink"
@@ -1066,14 +1067,19 @@ int bc_uplink_prepare(struct bc_uplink_state *u, const struct bc_policy *p, cons
 	enum bc_uplink kind = p->uplink;
 	int r;
 
-	if (kind == BC_UPLINK_AUTO)
-		kind = bc_uplink_can_veth() ? BC_UPLINK_VETH : BC_UPLINK_PASTA;
+	kind = bc_uplink_choose(p);
 	if (kind == BC_UPLINK_VETH && !bc_uplink_can_veth())
 		return bc_error_set(err, EPERM, "%s: uplink = veth needs CAP_NET_ADMIN in the launcher's "
 				    "network namespace (run as root, or use uplink = pasta)", p->path);
 	if (kind == BC_UPLINK_VETH)
 		r = veth_prepare(u, p, session_id, err);
-	else {
+	else if (kind == BC_UPLINK_RELAY) {
+		/* pid 2 makes the route and the redirect, the supervisor the relay */
+		u->kind = BC_UPLINK_RELAY;
+		u->attached = true;
+		snprintf(u->addr, sizeof u->addr, "127.0.0.1:%d", BC_RELAY_PORT);
+		r = 0;
+	} else {
 		u->kind = BC_UPLINK_PASTA;   /* started by bc_uplink_connect */
 		r = 0;
 	}
@@ -1082,8 +1088,25 @@ int bc_uplink_prepare(struct bc_uplink_state *u, const struct bc_policy *p, cons
 	return r;
 }
 
+enum bc_uplink bc_uplink_choose(const struct bc_policy *p)
+{
+	if (p->uplink != BC_UPLINK_AUTO)
+		return p->uplink;
+	if (bc_uplink_can_veth())
+		return BC_UPLINK_VETH;
+	return bc_relay_tun_usable() ? BC_UPLINK_PASTA : BC_UPLINK_RELAY;
+}
+
+const char *bc_uplink_name(enum bc_uplink kind)
+{
+	static const char *const names[] = { "auto", "veth", "pasta", "relay" };
+	return (unsigned)kind < ARRAY_SIZE(names) ? names[kind] : "unknown";
+}
+
 int bc_uplink_attach(struct bc_uplink_state *u, int sandbox_rtnl, struct bc_error *err)
 {
+	if (u->kind == BC_UPLINK_RELAY)
+		return 0;
 	int r = u->kind == BC_UPLINK_VETH ? veth_attach(u, sandbox_rtnl, err) : 0;
 	if (r < 0)
 		bc_uplink_detach(u);
@@ -1092,6 +1115,8 @@ int bc_uplink_attach(struct bc_uplink_state *u, int sandbox_rtnl, struct bc_erro
 
 int bc_uplink_connect(struct bc_uplink_state *u, pid_t pid, int sandbox_rtnl, struct bc_error *err)
 {
+	if (u->kind == BC_UPLINK_RELAY)
+		return 0;
 	int r = u->kind == BC_UPLINK_VETH ? veth_connect(u, sandbox_rtnl, err)
 					  : pasta_attach(u, pid, sandbox_rtnl, geteuid() == 0, err);
 	if (r < 0)

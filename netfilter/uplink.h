@@ -14,7 +14,11 @@
  *          forwarded either way and the host's loopback never mapped
  *          (-t none -u none -T none -U none --no-map-gw); it dies with the
  *          supervisor (parent-death signal);
- *   auto   veth when the launcher may, else pasta.
+ *   relay  no device: the sandbox has only lo; its IPv4 TCP is redirected
+ *          to a relay process of the supervisor that makes the allowed
+ *          connections from the launcher's own netns (relay.h);
+ *   auto   veth when the launcher may, else pasta when /dev/net/tun opens,
+ *          else relay.
  * Nothing from the host's loopback is reachable in any mode. A /30 is held
  * by a file lock under /run/browsercage/uplink, so concurrent launchers
  * never collide and gc tells live slots from dead ones. */
@@ -28,7 +32,7 @@
 #include "util.h"
 
 struct bc_uplink_state {
-	enum bc_uplink kind;        /* what was used: BC_UPLINK_VETH or BC_UPLINK_PASTA */
+	enum bc_uplink kind;        /* what was used: BC_UPLINK_VETH, _PASTA or _RELAY */
 	bool attached;
 	pid_t pasta_pid;            /* pasta's pid, or 0 */
 	int pasta_err;              /* read end of pasta's stderr, -1 if none (0 in a zeroed struct) */
@@ -81,3 +85,10 @@ int bc_uplink_gc_slot(uint32_t net, struct bc_error *err);
 
 /* Would auto pick veth here (CAP_NET_ADMIN over our own netns)? */
 bool bc_uplink_can_veth(void);
+
+/* What uplink = auto (or the policy's explicit choice) means here: veth
+ * when the launcher may, else pasta when /dev/net/tun opens read-write,
+ * else relay. */
+enum bc_uplink bc_uplink_choose(const struct bc_policy *p);
+/* "veth", "pasta", "relay" ("auto" for BC_UPLINK_AUTO). */
+const char *bc_uplink_name(enum bc_uplink kind);

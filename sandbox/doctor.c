@@ -17,11 +17,13 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/common.h>
 #include <libnftnl/table.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -41,8 +43,10 @@
 #include "lease.h"
 #include "nft.h"
 #include "quota.h"
+#include "relay.h"
 #include "seccomp.h"
 #include "systemd.h"
+#include "uplink.h"
 
 #define VERSION_TIMEOUT_MS 15000   /* chromium --version on a cold cache */
 #define EXIT_HOST 1                /* prepare/doctor: the host cannot enforce the policy */
@@ -572,7 +576,14 @@ static int nft_fn(void *arg, struct bc_error *err)
 		return r;
 	struct bc_policy q = *p;     /* shallow: only net_mode differs */
 	q.net_mode = BC_NET_FILTERED;
-	return bc_nft_commit(&q, err);
+	if ((r = bc_nft_commit(&q, err)) < 0 || q.uplink != BC_UPLINK_RELAY)
+		return r;
+	/* the relay uplink's redirect and route too (nat, redir): lo first */
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = { .ifr_name = "lo", .ifr_flags = IFF_UP | IFF_RUNNING };
+	if (fd < 0 || ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return bc_error_errno(err, errno, "bring lo up");
+	return bc_relay_sandbox_setup(err);
 }
 
 static void check_nft(struct bc_doctor *d, const struct bc_policy *p, bool userns_ok)
@@ -585,14 +596,17 @@ static void check_nft(struct bc_doctor *d, const struct bc_policy *p, bool usern
 		add(d, "nftables", bad, "not tried: no user namespace");
 		return;
 	}
-	if (in_child(CLONE_NEWUSER | CLONE_NEWNET, nft_fn, (void *)p, &err) < 0) {
+	struct bc_policy q = *p;     /* shallow: the uplink run would choose here */
+	q.uplink = needed ? bc_uplink_choose(p) : p->uplink;
+	if (in_child(CLONE_NEWUSER | CLONE_NEWNET, nft_fn, &q, &err) < 0) {
 		c = add(d, "nftables", bad, "%s%s", err.msg, needed ? "" : " (this policy has no network)");
 		fix(c, "a kernel with nf_tables (CONFIG_NF_TABLES, CONFIG_NF_TABLES_INET, "
-		    "CONFIG_NFT_CT, CONFIG_NFT_LOG, CONFIG_NFT_REJECT; modprobe nf_tables)");
+		    "CONFIG_NFT_CT, CONFIG_NFT_LOG, CONFIG_NFT_REJECT%s; modprobe nf_tables)",
+		    q.uplink == BC_UPLINK_RELAY ? ", and for uplink = relay CONFIG_NFT_NAT, CONFIG_NFT_REDIR" : "");
 		return;
 	}
-	add(d, "nftables", BC_CHECK_OK, "table created and deleted, egress ruleset committed "
-	    "in a fresh network namespace");
+	add(d, "nftables", BC_CHECK_OK, "table created and deleted, egress ruleset committed%s "
+	    "in a fresh network namespace", q.uplink == BC_UPLINK_RELAY ? " with the relay's redirect" : "");
 }
 
 static bool wants_limits(const struct bc_policy *p)
@@ -667,12 +681,39 @@ static bool find_exe(const char *name, char *buf, size_t len)
 	return false;
 }
 
+/* Which uplink run will use here (auto: veth when we may, else pasta when
+ * /dev/net/tun opens, else relay), and the tun device only when that
+ * uplink needs it. */
+static void check_uplink(struct bc_doctor *d, const struct bc_policy *p)
+{
+	if (p->net_mode != BC_NET_FILTERED)
+		return;
+	enum bc_uplink k = bc_uplink_choose(p);
+	bool tun = bc_relay_tun_usable();
+	struct bc_check *c;
+	if (k == BC_UPLINK_PASTA && !tun) {
+		c = add(d, "uplink", BC_CHECK_FAIL, "uplink = pasta needs /dev/net/tun, which does not open "
+			"read-write here");
+		fix(c, "set [network] uplink = relay (or auto, which picks it here), or give the "
+		    "container /dev/net/tun");
+		return;
+	}
+	if (k == BC_UPLINK_VETH && !bc_uplink_can_veth()) {
+		c = add(d, "uplink", BC_CHECK_FAIL, "uplink = veth needs CAP_NET_ADMIN in the launcher's "
+			"network namespace");
+		fix(c, "run as root, or set [network] uplink = auto");
+		return;
+	}
+	add(d, "uplink", BC_CHECK_OK, "%s%s%s", p->uplink == BC_UPLINK_AUTO ? "auto picks " : "",
+	    bc_uplink_name(k),
+	    k == BC_UPLINK_RELAY ? " (no device: IPv4 TCP only, relayed by the supervisor)"
+	    : k == BC_UPLINK_PASTA ? " (/dev/net/tun usable)" : " (CAP_NET_ADMIN here)");
+}
+
 static void check_pasta(struct bc_doctor *d, const struct bc_policy *p)
 {
 	char path[4096], ver[256];
-	/* Without privilege, auto means pasta: veth needs CAP_NET_ADMIN here. */
-	bool needed = p->net_mode == BC_NET_FILTERED &&
-		      (p->uplink == BC_UPLINK_PASTA || (p->uplink == BC_UPLINK_AUTO && getuid() != 0));
+	bool needed = p->net_mode == BC_NET_FILTERED && bc_uplink_choose(p) == BC_UPLINK_PASTA;
 	struct bc_check *c;
 	if (!find_exe("pasta", path, sizeof path)) {
 		c = add(d, "pasta", needed ? BC_CHECK_FAIL : BC_CHECK_WARN, "pasta not found in /usr/bin or PATH%s",
@@ -805,6 +846,7 @@ size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p)
 	check_landlock(d);
 	check_nft(d, p, userns_ok);
 	check_cgroup(d, p);
+	check_uplink(d, p);
 	check_pasta(d, p);
 	check_host_ids(d);
 	check_chromium(d, p);

@@ -88,6 +88,7 @@
 #include "nft.h"
 #include "runtime.h"
 #include "seccomp.h"
+#include "relay.h"
 #include "uplink.h"
 #include <seccomp.h>
 
@@ -98,7 +99,8 @@ enum bc_msg_type {
 	BC_MSG_NETNS,       /* init -> supervisor: carries a route netlink socket
 			     * made in the sandbox's new network namespace */
 	BC_MSG_NET,         /* init -> supervisor: carries the sandbox-side sockets
-			     * (DNS UDP, DNS TCP, nftables, NFLOG) */
+			     * (DNS UDP, DNS TCP, nftables, [relay: its listener
+			     * and its own nftables socket,] NFLOG) */
 	BC_MSG_RULES,       /* init -> supervisor: egress ruleset committed */
 	BC_MSG_CGROUP,      /* supervisor -> init: carries the v1 cgroups' `tasks`
 			     * files to join (code: which hierarchies); once
@@ -111,7 +113,7 @@ enum bc_msg_type {
 	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
 };
 
-#define BC_MSG_MAX_FDS 5
+#define BC_MSG_MAX_FDS 6
 
 struct bc_msg {
 	uint32_t type;
@@ -534,7 +536,7 @@ static int child_netns_socket(int sync_fd, struct bc_error *err)
 	return r < 0 ? bc_error_errno(err, -r, "hand the network sockets to the supervisor") : 0;
 }
 
-static int child_sockets(int sync_fd, struct bc_error *err)
+static int child_sockets(int sync_fd, bool relay, struct bc_error *err)
 {
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
@@ -551,6 +553,16 @@ static int child_sockets(int sync_fd, struct bc_error *err)
 		goto out;
 	}
 	fds[n++] = r;
+	if (relay) {
+		if ((r = bc_relay_listen(err)) < 0)
+			goto out;
+		fds[n++] = r;
+		if ((r = bc_nft_socket_open()) < 0) {
+			bc_error_errno(err, -r, "open a netfilter socket in the sandbox for the relay");
+			goto out;
+		}
+		fds[n++] = r;
+	}
 	if ((r = bc_nflog_open(err)) >= 0)
 		fds[n++] = r;
 	if ((r = msg_send_fds(sync_fd, BC_MSG_NET, (int)n, NULL, fds, n)) < 0) {
@@ -575,7 +587,7 @@ out:
  * (bc_nft_verify: step 6 for the ruleset) while the uplink is being
  * connected. Errors go to the supervisor from here; net_join collects the
  * process, and pid 1 goes on only if it ended well. */
-static pid_t net_start(const struct bc_policy *p, int sync_fd, int *ns_sock)
+static pid_t net_start(const struct bc_policy *p, bool relay, int sync_fd, int *ns_sock)
 {
 	struct bc_error err = {0};
 	int sv[2];
@@ -616,8 +628,10 @@ static pid_t net_start(const struct bc_policy *p, int sync_fd, int *ns_sock)
 			child_fail(sync_fd, &err);
 		}
 	}
-	if (loopback_up(&err) < 0 ||
-	    (filtered && (child_sockets(sync_fd, &err) < 0 || bc_nft_verify(p, &err) < 0)))
+	/* relay uplink: the route and the redirect to the relay's listener
+	 * (relay.h), before the sockets it hands up */
+	if (loopback_up(&err) < 0 || (filtered && relay && bc_relay_sandbox_setup(&err) < 0) ||
+	    (filtered && (child_sockets(sync_fd, relay, &err) < 0 || bc_nft_verify(p, &err) < 0)))
 		child_fail(sync_fd, &err);
 	_exit(0);
 }
@@ -691,7 +705,7 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	 * (child half): nothing else happens until the supervisor has written
 	 * our id maps. EOF means it died. */
 	int ns_sock;
-	pid_t net = net_start(p, sync_fd, &ns_sock);
+	pid_t net = net_start(p, l->uplink == BC_UPLINK_RELAY, sync_fd, &ns_sock);
 	if (msg_recv(sync_fd, &m, NULL, NULL) != 1 || m.type != BC_MSG_IDS)
 		_exit(BC_EXIT_LAUNCHER);
 
@@ -1069,6 +1083,7 @@ struct supervisor {
 	struct bc_cgroup cg;
 	struct bc_uplink_state uplink;
 	pid_t dns_pid;
+	pid_t relay_pid;
 	struct bc_devtools devtools;
 };
 
@@ -1237,11 +1252,18 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 		r = bc_uplink_connect(&s->uplink, s->child, rtnl, err);
 	if (r >= 0)
 		r = recv_expect(s->sync_fd, BC_MSG_NET, fds, &n, err);
-	if (r >= 0 && n < 3)
+	bool relay = s->uplink.kind == BC_UPLINK_RELAY;
+	size_t base = relay ? 5 : 3;        /* the sockets before NFLOG's */
+	if (r >= 0 && n < base)
 		r = bc_error_set(err, EPROTO, "the sandbox did not hand up its network sockets");
+	if (r >= 0 && relay) {
+		struct bc_relay_cfg rc = { .policy = p, .listen_fd = fds[3], .nft_fd = fds[4],
+					   .audit_fd = s->l->audit->fd, .session_id = s->l->session_id };
+		r = bc_relay_start(&rc, &s->relay_pid, err);
+	}
 	if (r >= 0) {
-		if (n > 3)
-			s->nflog_fd = TAKE_FD(fds[3]);
+		if (n > base)
+			s->nflog_fd = TAKE_FD(fds[base]);
 		if ((r = bc_dnsfilter_give(TAKE_FD(give_fd), fds[0], fds[1], fds[2])) < 0)
 			bc_error_errno(err, -r, "DNS filter: hand it the sandbox's sockets");
 	}
@@ -1253,8 +1275,10 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 		close(give_fd);
 	if (rtnl >= 0)
 		close(rtnl);
-	for (size_t i = 0; i < n && i < 3; i++)
+	for (size_t i = 0; i < n && i < base; i++)
 		close(fds[i]);
+	if (r < 0 && n > base && fds[base] >= 0)
+		close(fds[base]);
 	return r;
 }
 
@@ -1296,8 +1320,7 @@ static void audit_start(struct supervisor *s, const struct bc_rootfs *rfs)
 	bc_json_str(&j, "profile", rfs->profile_ephemeral ? NULL : rfs->profile);
 	bc_json_bool(&j, "profile_ephemeral", rfs->profile_ephemeral);
 	bc_json_str(&j, "network", p->net_mode == BC_NET_FILTERED ? "filtered" : "none");
-	bc_json_str(&j, "uplink", !s->uplink.attached ? NULL
-		    : s->uplink.kind == BC_UPLINK_VETH ? "veth" : "pasta");
+	bc_json_str(&j, "uplink", !s->uplink.attached ? NULL : bc_uplink_name(s->uplink.kind));
 	bc_json_str(&j, "uplink_addr", s->uplink.attached ? s->uplink.addr : NULL);
 	bc_json_str(&j, "uplink_note", s->uplink.note[0] ? s->uplink.note : NULL);
 	bc_json_uint(&j, "ttl", l->ttl);
@@ -1506,6 +1529,10 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		l->devtools_stderr = s.devtools.stderr_wr;
 	}
 
+	/* The uplink is chosen before the clone: pid 2 makes the relay's
+	 * route and redirect when it is the relay. */
+	l->uplink = p->net_mode == BC_NET_FILTERED ? bc_uplink_choose(p) : BC_UPLINK_AUTO;
+
 	/* Step 2: the sandbox's pid 1, in new user, mount, pid, IPC and UTS
 	 * namespaces. Its network namespace is made inside (net_start: the
 	 * costliest to create, made while pid 1 builds the root), its cgroup
@@ -1637,6 +1664,10 @@ out:
 	/* Teardown, whatever the ending: nothing of the sandbox survives. */
 	if (s.child > 0)
 		audit_limits(&s);
+	if (s.relay_pid > 0) {
+		kill(s.relay_pid, SIGKILL);
+		waitpid(s.relay_pid, NULL, 0);
+	}
 	if (s.dns_pid > 0) {
 		kill(s.dns_pid, SIGKILL);
 		waitpid(s.dns_pid, NULL, 0);

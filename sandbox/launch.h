@@ -63,6 +63,8 @@ struct bc_launch {
 	struct bc_host_ids host;
 	bool subordinate;
 	struct bc_seccomp_prog seccomp; /* built and exported before any namespace exists */
+	enum bc_uplink uplink;        /* filtered: the uplink chosen (bc_uplink_choose), set by
+				       * bc_launch_run before the clone */
 };
 
 /* Step 1: everything that can be refused before a namespace exists:

@@ -19,6 +19,7 @@
 #include "lease.h"
 #include "policy.h"
 #include "quota.h"
+#include "relay.h"
 #include "ruleset.h"
 
 #define BC_EXIT_POLICY 2     /* `check`: a policy has errors */
@@ -449,6 +450,10 @@ static int cmd_explain(int argc, char **argv)
 	printf("\n# nftables ruleset installed in the sandbox's network namespace\n"
 	       "# (host4/host6: this host's own addresses now, and the veth pools)\n");
 	int r = bc_ruleset_print(&p, stdout);
+	if (r >= 0 && p.net_mode == BC_NET_FILTERED && p.uplink == BC_UPLINK_RELAY) {
+		printf("\n# uplink = relay: beside it, the redirect to the relay (IPv4 TCP only)\n");
+		r = bc_relay_print(stdout);
+	}
 	bc_policy_free(&p);
 	return r < 0 ? BC_EXIT_LAUNCHER : 0;
 }

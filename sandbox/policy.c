@@ -64,7 +64,7 @@ struct key {
 };
 
 static const char *const net_modes[] = { "none", "filtered", NULL };
-static const char *const uplinks[] = { "auto", "veth", "pasta", NULL };
+static const char *const uplinks[] = { "auto", "veth", "pasta", "relay", NULL };
 static const char *const profile_kinds[] = { "ephemeral", "assigned", NULL };
 
 #define F(m) .off = offsetof(struct bc_policy, m), .size = sizeof(((struct bc_policy *)0)->m)

@@ -12,7 +12,7 @@
 #include "util.h"
 
 enum bc_net_mode { BC_NET_NONE, BC_NET_FILTERED };
-enum bc_uplink { BC_UPLINK_AUTO, BC_UPLINK_VETH, BC_UPLINK_PASTA };
+enum bc_uplink { BC_UPLINK_AUTO, BC_UPLINK_VETH, BC_UPLINK_PASTA, BC_UPLINK_RELAY };
 enum bc_profile_kind { BC_PROFILE_EPHEMERAL, BC_PROFILE_ASSIGNED };
 
 /* An address prefix. family is AF_INET or AF_INET6; addr holds 4 or 16

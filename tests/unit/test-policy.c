@@ -383,7 +383,7 @@ static void test_value_errors(void)
 		"t.ini:2: profile_quota: expected a size like 512M or 2G, got 'plenty'");
 	refused("[filesystem]\nprofile_quota = 1G\nprofile_quota = 2G\n", "t.ini:3: duplicate key 'profile_quota' (first set on line 2)");
 	refused("[network]\nmode = open\n", "t.ini:2: mode: expected none or filtered, got 'open'");
-	refused("[network]\nuplink = slirp\n", "t.ini:2: uplink: expected auto, veth or pasta, got 'slirp'");
+	refused("[network]\nuplink = slirp\n", "t.ini:2: uplink: expected auto, veth, pasta or relay, got 'slirp'");
 	refused("[network]\ndns_min_ttl = 86401\n", "t.ini:2: dns_min_ttl: 86401 is out of range (0 to 1d)");
 	refused("[network]\ndns_min_ttl = 2d\n", "t.ini:2: dns_min_ttl: 2d is out of range (0 to 1d)");
 	refused("[network]\ndns_min_ttl = soon\n",
