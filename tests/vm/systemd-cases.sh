@@ -12,7 +12,10 @@
 #   user-scope      that user's transient scope (systemd-run --user --scope)
 # In each: `run -- /bin/true` succeeds, `doctor` succeeds exactly when
 # run does, and nothing is left behind (no browsercage or bc-* cgroup, no
-# run-* unit). Then README's main job (Chromium dumping the demo page)
+# run-* unit). Where systemd did not delegate the unit, a shell in it runs
+# the launcher (as a service's script or a login shell would) and then
+# reports the unit's cgroup: the launcher must not have enabled
+# controllers there nor made cgroups below it. Then README's main job (Chromium dumping the demo page)
 # under the default policy, as root in a scope and as the user.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -27,18 +30,36 @@ VMUSER=bcvmuser
 UNITS="run-*.service run-*.scope" # what systemd-run makes
 set -f # $UNITS stays a pattern for systemctl
 
-# Each placement's command prefix, as an array in PRE.
+# The shell of a unit systemd did not delegate: runs its arguments, then
+# prints what is in its own cgroup (the unit's).
+WRAP='"$@"; rc=$?; cg=/sys/fs/cgroup$(cut -d : -f 3 /proc/self/cgroup)
+echo "bcvm-unit subtree_control=[$(cat "$cg/cgroup.subtree_control")] children=[$(cd "$cg" && find . -mindepth 1 -type d | tr "\n" " ")]"
+exit $rc'
+UNIT_CLEAN='bcvm-unit subtree_control=[] children=[]'
+
+# Each placement's command prefix, as an array in PRE; WRAPPED=1 when the
+# unit is not delegated.
 placement() {
+	WRAPPED=1
 	case "$1" in
 	service) PRE=(systemd-run --quiet --wait --pipe --collect --) ;;
 	scope) PRE=(systemd-run --quiet --scope --collect --) ;;
-	scope-delegate) PRE=(systemd-run --quiet --scope --collect -p Delegate=yes --) ;;
+	scope-delegate) PRE=(systemd-run --quiet --scope --collect -p Delegate=yes --); WRAPPED= ;;
 	user-service | user-scope)
 		PRE=(runuser -u "$VMUSER" -- env XDG_RUNTIME_DIR="/run/user/$VMUID"
 			DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/$VMUID/bus"
 			systemd-run --user --quiet --collect)
 		if [ "$1" = user-service ]; then PRE+=(--wait --pipe --); else PRE+=(--scope --); fi ;;
 	esac
+	[ -z "$WRAPPED" ] || PRE+=(sh -c "$WRAP" sh)
+}
+
+# unit_untouched NAME WHAT OUTPUT: the wrapped unit's report in OUTPUT.
+unit_untouched() {
+	[ -n "$WRAPPED" ] || return 0
+	check "$1: $2 enables no controller in the unit and leaves no cgroup in it" \
+		grep -qxF "$UNIT_CLEAN" <<<"$3"
+	grep -qxF "$UNIT_CLEAN" <<<"$3" || diag "$(grep '^bcvm-unit' <<<"$3")"
 }
 
 # What a case may leave behind: cgroups the launcher makes, transient
@@ -53,12 +74,13 @@ leftovers() {
 # Transient units go when systemd has seen their cgroup empty: wait for
 # that (bounded), then report what is still there.
 settle() {
-	local i
+	local i left
 	for ((i = 0; i < 40; i++)); do
-		[ -z "$(leftovers)" ] && return 0
+		left=$(leftovers)
+		[ -z "$left" ] && return 0
 		sleep 0.5
 	done
-	leftovers
+	echo "$left"
 	return 1
 }
 
@@ -86,20 +108,26 @@ one_case() {
 	local where=$1 pol=$2 name out rc drc left
 	name="$where, $(basename "$pol")"
 	placement "$where"
+	SECONDS=0
 	out=$(timeout "$STEP" "${PRE[@]}" "$BC" run --policy "$pol" -- /bin/true 2>&1 </dev/null)
 	rc=$?
+	diag "$name: run took ${SECONDS}s"
 	check "$name: run -- /bin/true succeeds" [ "$rc" = 0 ]
-	[ $rc = 0 ] || diag "run ($name) exit $rc: $(tail -n 3 <<<"$out")"
-	left=$(settle) || fail "$name: run left behind: $left"
+	[ $rc = 0 ] || diag "run ($name) exit $rc: $(grep -v '^bcvm-unit' <<<"$out" | tail -n 3)"
+	unit_untouched "$name" run "$out"
+	left=$(settle) || { fail "$name: run left behind: $left"; scrub; }
 	[ -z "$left" ] && ok "$name: run leaves nothing behind"
-	scrub
+	SECONDS=0
 	out=$(timeout "$STEP" "${PRE[@]}" "$BC" doctor --policy "$pol" 2>&1 </dev/null)
 	drc=$?
+	diag "$name: doctor took ${SECONDS}s"
+	unit_untouched "$name" doctor "$out"
 	[ $drc = 0 ] || diag "doctor ($name) exit $drc: $(grep -Eiv '^ *ok' <<<"$out" | tail -n 6)"
 	check "$name: doctor (exit $drc) predicts run (exit $rc)" [ "$([ $drc = 0 ] && echo y)" = "$([ $rc = 0 ] && echo y)" ]
-	left=$(settle) || fail "$name: doctor left behind: $left"
+	SECONDS=0
+	left=$(settle) || { fail "$name: doctor left behind: $left"; scrub; }
 	[ -z "$left" ] && ok "$name: doctor leaves nothing behind"
-	scrub
+	diag "$name: settling took ${SECONDS}s"
 }
 
 diag "launcher: $BC ($("$BC" version 2>&1 | head -n 1))"
@@ -120,6 +148,10 @@ done
 check "user@$VMUID.service runs and the user's bus listens" eval \
 	"systemctl -q is-active user@$VMUID.service && [ -S /run/user/$VMUID/bus ]"
 diag "user@$VMUID.service after ${i} half-seconds; delegated: $(systemctl show -P Delegate "user@$VMUID.service")"
+out=$(pasta --version 2>&1)
+diag "pasta --version as root: exit $?: $(head -n 1 <<<"$out")"
+out=$(runuser -u "$VMUSER" -- pasta --version 2>&1)
+diag "pasta --version as $VMUSER: exit $?: $(head -n 1 <<<"$out")"
 
 for where in service scope scope-delegate user-service user-scope; do
 	for pol in "$top_srcdir/profiles/offline.ini" "$top_srcdir/profiles/default.ini"; do
@@ -143,9 +175,8 @@ if [ -x "$CHROMIUM" ]; then
 		check "$where, default.ini: README main job dumps the demo page" \
 			exited_with "$rc" 0 '<title>browsercage demo' "$out"
 		[ $rc = 0 ] || diag "$(tail -n 5 <<<"$out")"
-		left=$(settle) || fail "$where: README main job left behind: $left"
+		left=$(settle) || { fail "$where: README main job left behind: $left"; scrub; }
 		[ -z "$left" ] && ok "$where: README main job leaves nothing behind"
-		scrub
 	done
 else
 	fail "no Chromium at $CHROMIUM (Debian package chromium)"
