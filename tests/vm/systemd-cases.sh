@@ -63,12 +63,12 @@ unit_untouched() {
 }
 
 # What a case may leave behind: cgroups the launcher makes, transient
-# units (the system's and the user's).
+# units (a live unit of either manager has a cgroup; --collect drops
+# failed ones, and the system manager lists any left loaded).
 leftovers() {
-	find /sys/fs/cgroup \( -name 'browsercage*' -o -name 'bc-*' \) -type d 2>/dev/null
+	find /sys/fs/cgroup \( -name 'browsercage*' -o -name 'bc-*' -o -name 'run-*.scope' -o -name 'run-*.service' \) \
+		-type d 2>/dev/null
 	systemctl list-units --all --no-legend --plain $UNITS 2>/dev/null | grep .
-	[ -z "${VMUID:-}" ] || runuser -u "$VMUSER" -- env XDG_RUNTIME_DIR="/run/user/$VMUID" \
-		systemctl --user list-units --all --no-legend --plain $UNITS 2>/dev/null | grep .
 }
 
 # Transient units go when systemd has seen their cgroup empty: wait for
