@@ -132,9 +132,13 @@ one_case() {
 
 diag "launcher: $BC ($("$BC" version 2>&1 | head -n 1))"
 diag "in $(cut -d : -f 3 /proc/self/cgroup); $(systemctl is-system-running 2>&1)"
-for m in nf_tables veth; do
+for m in nf_tables veth dummy; do
 	check "module $m loads from the host's /lib/modules" modprobe "$m"
 done
+# The VM has no network card; users' machines have an uplink, which pasta
+# (a user's filtered network) copies. A dummy one, nothing goes anywhere.
+check "an uplink with a default route" eval 'ip link add bcvm0 type dummy && ip link set bcvm0 up &&
+	ip addr add 198.51.100.2/24 dev bcvm0 && ip route add default via 198.51.100.1 dev bcvm0'
 
 # The ordinary user with a lingering user manager.
 useradd --create-home --shell /bin/bash "$VMUSER" >/dev/null 2>&1
