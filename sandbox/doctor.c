@@ -174,6 +174,14 @@ static int run_version(const char *path, const char *arg, char *out, size_t len)
 		return -errno;
 	}
 	if (pid == 0) {
+		/* The signal state run gives pasta (netfilter/uplink.c): pasta
+		 * refuses to start with SIGPIPE ignored, which is how systemd
+		 * starts services (IgnoreSIGPIPE=yes). */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null < 0 || dup2(null, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(null, 2) < 0)
 			_exit(127);

@@ -61,6 +61,10 @@ check "user: doctor passes with a policy that needs no cgroup" [ $rc = 0 ]
 [ $rc = 0 ] || diag "$out"
 check "user: userns ok" grep -Eq '^ok +userns ' <<<"$out"
 check "user: nftables ok" grep -Eq '^ok +nftables ' <<<"$out"
+# As systemd starts a service (IgnoreSIGPIPE=yes): pasta refuses to start
+# with SIGPIPE ignored; run gives it default signals, so must doctor.
+out=$(as "$TEST_USER" bash -c 'trap "" PIPE; exec "$0" doctor --policy "$1"' "$BC" "$NET" 2>&1); rc=$?
+check "user, SIGPIPE ignored as in a systemd service: pasta ok" grep -Eq '^ok +pasta ' <<<"$out"
 out=$(as "$TEST_USER" "$BC" doctor --policy "$REQ" 2>&1); rc=$?
 check "user: required limits without a writable cgroup -> exit 1" [ $rc = 1 ]
 check "user: ... and the cgroup line fails with a fix" \

@@ -8,6 +8,7 @@
 # destroy, gc) there as root. Each inner check is reported here.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$top_srcdir/tests/vm/report.sh"
 
 need_root
 [ -x "$BC" ] || skip_all "launcher not built at $BC"
@@ -26,20 +27,7 @@ check "memory, pids and cpu are enabled below the cgroup2 root" \
 check "cgroup.kill exists" grep -qx 'BCVM-INFO cgroup.kill yes' "$SCRATCH/vm.log"
 
 # Re-emit each script's checks, prefixed with its name.
-script= n=0
-while IFS= read -r line; do
-	case "$line" in
-	"BCVM-BEGIN "*) set -- $line; script=$(basename "$2"); n=0 ;;
-	"BCVM-END "*)
-		set -- $line
-		check "v2: $script: exit status 0 (got $3) after $n checks, none skipped" [ "$3" = 0 -a $n -gt 0 ]
-		script= ;;
-	"ok "*) [ -n "$script" ] && { n=$((n + 1)); ok "v2: $script: ${line#ok * - }"; } ;;
-	"not ok "*) [ -n "$script" ] && { n=$((n + 1)); fail "v2: $script: ${line#not ok * - }"; } ;;
-	"1..0"*) [ -n "$script" ] && fail "v2: $script skipped: $line" ;;
-	"#"*) [ -n "$script" ] && echo "$line" ;;
-	esac
-done <"$SCRATCH/vm.log"
+vm_report "$SCRATCH/vm.log" v2
 check "the VM reported a result for every script" grep -q '^BCVM-EXIT 0' "$SCRATCH/vm.log"
 [ $rc = 0 ] || diag "$(cat "$SCRATCH/vm.err")"
 done_testing
