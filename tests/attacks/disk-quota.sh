@@ -22,11 +22,11 @@ mount -o prjquota "$dev" "$mnt" 2>/dev/null || skip_all "this kernel cannot moun
 on_exit "umount -l $mnt"
 used_kib() { df --output=used -k "$mnt" | tail -n 1 | tr -d ' '; }
 
-owner=65534
+owner=$ROOT_OWNER group=$ROOT_GROUP
 prof=$mnt/p1; mkdir -p "$prof/Downloads"
 # A file from before quotas applied to this directory (project id 0).
 dd if=/dev/zero of="$prof/Downloads/old" bs=1M count=1 status=none
-chown -R $owner:$owner "$prof"; chmod 700 "$prof"
+chown -R $owner:$group "$prof"; chmod 700 "$prof"
 POL=$SCRATCH/quota.ini
 write_policy "$POL" "filesystem.profile_quota = 16M" "limits.required = yes"
 sed -i '/^required = no$/d' "$POL"
@@ -66,13 +66,13 @@ check "the sandbox cannot change a project id or PROJINHERIT" \
 run -- /bin/true
 check "the next run takes the directory's own project id again" \
 	eval "[ \"\$(sed -n 's/.*\"event\":\"disk\".*\"project_id\":\([0-9]*\).*/\1/p' '$aud' | tail -n 1)\" = '$projid' ]"
-# (as uid 65534: root's CAP_SYS_RESOURCE passes any quota)
-setpriv --reuid=$owner --regid=$owner --clear-groups dd if=/dev/zero of="$prof/after" bs=1M count=24 status=none 2>/dev/null
+# (as the profile owner: root's CAP_SYS_RESOURCE passes any quota)
+setpriv --reuid=$owner --regid=$group --clear-groups dd if=/dev/zero of="$prof/after" bs=1M count=24 status=none 2>/dev/null
 check "after release the limit is removed (its owner may write 24M there)" [ "$(stat -c %s "$prof/after")" = $((24 << 20)) ]
 rm -f "$prof/after"
 
 # A second directory gets another id; two sandboxes never share one.
-prof2=$mnt/p2; mkdir -p "$prof2"; chown $owner:$owner "$prof2"; chmod 700 "$prof2"
+prof2=$mnt/p2; mkdir -p "$prof2"; chown $owner:$group "$prof2"; chmod 700 "$prof2"
 as root "$BC" run --policy "$POL" --audit "$aud" --profile-dir "$prof2" -- /bin/true
 id2=$(sed -n 's/.*"event":"disk".*"project_id":\([0-9]*\).*/\1/p' "$aud" | tail -n 1)
 check "another profile directory gets another project id" eval "[ -n '$id2' ] && [ '$id2' != '$projid' ]"

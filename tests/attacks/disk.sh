@@ -56,7 +56,7 @@ plain_img=$SCRATCH/plain.img plain_root=$SCRATCH/plain; mkdir -p "$plain_root"
 truncate -s 32M "$plain_img"; mkfs.ext4 -q -F -O ^quota "$plain_img" >/dev/null 2>&1
 mount -o loop "$plain_img" "$plain_root" && on_exit "umount -l $plain_root"
 for root in "$tmpfs_root" "$plain_root"; do
-	mkdir -p "$root/p"; chown 65534:65534 "$root/p"; chmod 700 "$root/p"
+	mkdir -p "$root/p"; chown "$ROOT_OWNER:$ROOT_GROUP" "$root/p"; chmod 700 "$root/p"
 done
 out=$("$BC" run --policy "$REQ" --profile-dir "$tmpfs_root/p" -- /bin/sh -c 'touch "$BROWSERCAGE_PROFILE/ran"' 2>&1); rc=$?
 check "root: a profile on tmpfs with required = yes is refused (125), saying what to do" \
@@ -102,7 +102,7 @@ done
 
 # ---- teardown: a sparse download is not hashed -------------------------------------
 for who in root "$TEST_USER"; do
-	if [ "$who" = root ]; then pol=$NOREQ; owner=65534; else pol=$NOREQ; owner=$TEST_UID; fi
+	if [ "$who" = root ]; then pol=$NOREQ; owner=$ROOT_OWNER:$ROOT_GROUP; else pol=$NOREQ; owner=$TEST_UID:$TEST_GID; fi
 	prof=$SCRATCH/sparse-$who; mkdir -p "$prof"; chown "$owner" "$prof"; chmod 700 "$prof"
 	aud=$SCRATCH/sparse-$who.jsonl; : >"$aud"; chmod 666 "$aud"
 	as "$who" "$BC" run --policy "$pol" --audit "$aud" --profile-dir "$prof" -- /bin/sh -c \

@@ -39,6 +39,12 @@ for d in /run/systemd /run/dbus; do
 	[ -d $d ] || continue
 	exec {fd}<"$d" && keep+=("$d=$fd")
 done
+# So does the tree under test, wherever it was checked out (a clone in
+# /tmp is hidden by the fresh /tmp): bound back at the same path.
+tree=()
+for d in "$top_srcdir" "$top_builddir"; do
+	d=$(cd "$d" && pwd -P) && exec {fd}<"$d" && tree+=("$d=$fd")
+done
 # fresh DIR...: an empty tmpfs over each DIR (on top of any earlier one).
 fresh() {
 	local d mode k
@@ -48,11 +54,16 @@ fresh() {
 		mount -t tmpfs -o mode=$mode,size=64m bc-fresh "$d" || skip_all "cannot mount tmpfs on $d"
 		[ "$d" = /run ] || continue
 		for k in "${keep[@]}"; do
-			mkdir -p "${k%=*}" && mount --bind "/proc/self/fd/${k#*=}" "${k%=*}"
+			mkdir -p "${k%=*}" && mount --no-canonicalize --bind "/proc/self/fd/${k#*=}" "${k%=*}"
 		done
 	done
 }
 fresh /run /var/lib /tmp /etc/browsercage /var/log/browsercage
+for k in "${tree[@]}"; do
+	[ -e "${k%=*}/Makefile.am" ] || [ -e "${k%=*}/Makefile" ] && continue
+	mkdir -p "${k%=*}" && mount --no-canonicalize --bind "/proc/self/fd/${k#*=}" "${k%=*}" ||
+		skip_all "cannot keep the tree ${k%=*} visible"
+done
 for d in "$DEMO_DIR" "$pkgdatadir"; do
 	mountpoint -q "$d" || mount -t tmpfs -o mode=0755,size=4m bc-fresh "$d" || skip_all "cannot mount tmpfs on $d"
 	cp "$top_srcdir"/profiles/*.ini "$top_srcdir/scripts/demo.html" "$d/" && chmod 644 "$d"/*
@@ -111,7 +122,12 @@ check "root: ... which holds its runtime directory, mode 0700" [ "$(stat -c %a "
 # An assigned profile on a fresh /var/lib: the profile root and its
 # parents are created on first use.
 PERS=$SCRATCH/assigned.ini
-sed -e 's/^profile = ephemeral/profile = assigned/' "$top_srcdir/profiles/offline.ini" >"$PERS"
+# (profile_quota = 0: the fresh /var/lib is a tmpfs, which has no project
+# quotas, so offline.ini's bound would refuse it, as it should: disk.sh
+# tests that bound; this tests the directories a first run makes.)
+sed -e 's/^profile = ephemeral/profile = assigned/' -e 's/^profile_quota = .*/profile_quota = 0/' \
+	"$top_srcdir/profiles/offline.ini" >"$PERS"
+grep -q '^profile_quota = 0' "$PERS" || fail "offline.ini has a profile_quota line to replace"
 chmod 644 "$PERS"
 out=$("$BC" run --policy "$PERS" --profile first -- "${MAIN_JOB[@]}" 2>&1); rc=$?
 check "root: an assigned profile under a missing /var/lib/browsercage" rendered $rc "$out"
