@@ -41,6 +41,7 @@
 #include "launch.h"
 #include "hostids.h"
 #include "lease.h"
+#include "node.h"
 #include "nft.h"
 #include "quota.h"
 #include "relay.h"
@@ -940,11 +941,13 @@ int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const
 	bool ok = false;
 	int64_t uid = -1;
 	char sha[65] = "", ppath[4096] = "", pname[256] = "", plabel[64] = "", pdir[4096] = "", ts[40] = "";
+	struct bc_node there = {0}, here;
 	const struct bc_rec_field f[] = {
 		BC_REC_B("ok", &ok, true), BC_REC_S("policy_sha256", sha, true),
 		BC_REC_S("policy_path", ppath, false), BC_REC_S("policy_name", pname, false),
 		BC_REC_S("label", plabel, false), BC_REC_S("profile_dir", pdir, false),
 		BC_REC_I("uid", &uid, false), BC_REC_S("time", ts, false),
+		BC_NODE_FIELDS(&there),
 		{ .key = "doctor", .type = BC_REC_ANY },
 	};
 	struct bc_error why = {0};
@@ -959,6 +962,19 @@ int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const
 				    "prepare again", path, plabel, label ? label : "");
 	if (!ok)
 		return bc_error_set(err, EPERM, "ready record %s says the host failed its checks", path);
+	/* Only what was checked in this pod on this boot: the node, its
+	 * kernel and the pod's volumes are what prepare vouched for. */
+	bc_node_sanitize(&there);
+	bc_node_here(&here);
+	if (!bc_node_same_pod(&here, &there)) {
+		char a[400], b[400];
+		bc_node_describe(&there, a, sizeof a);
+		bc_node_describe(&here, b, sizeof b);
+		return bc_error_set(err, ESTALE, "ready record %s was made in another pod or boot (%s, netns %lld"
+				    "%s%s); this is %s, netns %lld%s%s: run prepare here", path, a,
+				    (long long)there.netns, there.pod_uid[0] ? ", pod uid " : "", there.pod_uid, b,
+				    (long long)here.netns, here.pod_uid[0] ? ", pod uid " : "", here.pod_uid);
+	}
 	return 0;
 }
 
@@ -1135,6 +1151,14 @@ static int ready_write(const char *path, const struct bc_policy *p, const char *
 	bc_json_str(&j, "profile_dir", dir);
 	bc_json_uint(&j, "uid", getuid());
 	bc_json_str(&j, "time", ts);
+	struct bc_node here;
+	bc_node_here(&here);
+	bc_json_str(&j, "host", here.host[0] ? here.host : NULL);
+	bc_json_str(&j, "boot_id", here.boot_id[0] ? here.boot_id : NULL);
+	bc_json_int(&j, "pidns", here.pidns);
+	bc_json_int(&j, "netns", here.netns);
+	bc_json_str(&j, "pod", here.pod[0] ? here.pod : NULL);
+	bc_json_str(&j, "pod_uid", here.pod_uid[0] ? here.pod_uid : NULL);
 	bc_json_raw(&j, "doctor", doc ? doc : "[]");
 	const char *text = bc_json_text(&j);
 	snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());

@@ -19,6 +19,7 @@
 #include "hostids.h"
 #include "json.h"
 #include "lease.h"
+#include "node.h"
 #include "sha256.h"
 
 #define LOCK_HOLD 0   /* byte held for a sandbox's life */
@@ -85,13 +86,17 @@ static int lock_byte(int fd, int cmd, short type, off_t byte)
 	return r < 0 ? -errno : 0;
 }
 
-/* The pid holding byte 0 (a live sandbox's supervisor), 0 if none. */
-static pid_t lock_holder(int fd)
+/* Is byte 0 held (by a live sandbox's supervisor)? *pid is its pid, or 0
+ * when the holder lives in another pid namespace (the kernel names no pid
+ * it cannot translate) or the file system does not say. */
+static bool lock_held(int fd, pid_t *pid)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOCK_HOLD, .l_len = 1 };
+	*pid = 0;
 	if (fcntl(fd, F_GETLK, &fl) < 0 || fl.l_type == F_UNLCK)
-		return 0;
-	return fl.l_pid;
+		return false;
+	*pid = fl.l_pid > 0 ? fl.l_pid : 0;
+	return true;
 }
 
 /* The lease record, as stored in .leases/<label>.json. */
@@ -101,8 +106,10 @@ struct record {
 	bool reserved;
 	bool persistent;
 	char state[16];      /* running, clean, dirty */
-	int64_t pid;
+	int64_t pid;         /* in the pid namespace of node */
 	char session[33];
+	int64_t uid;         /* who wrote the record, -1 unknown */
+	struct bc_node node; /* where it was written */
 };
 
 static void copy_str(char *dst, size_t n, const char *s)
@@ -120,6 +127,8 @@ static void copy_str(char *dst, size_t n, const char *s)
 	BC_REC_I("pid", &(rec)->pid, false), \
 	BC_REC_S("session", (rec)->session, false), \
 	BC_REC_S("updated", updated, false), \
+	BC_REC_I("uid", &(rec)->uid, false), \
+	BC_NODE_FIELDS(&(rec)->node), \
 }
 
 /* Read the record (strictly: json.h). One that cannot be read as exactly
@@ -128,24 +137,25 @@ static void copy_str(char *dst, size_t n, const char *s)
 static void record_read(int meta_fd, const char *label, struct record *rec)
 {
 	char name[64], got_label[64] = "", updated[40] = "";
-	*rec = (struct record){ .persistent = true };
+	*rec = (struct record){ .persistent = true, .uid = -1 };
 	snprintf(name, sizeof name, "%s.json", label);
 	_cleanup_close_ int fd = openat(meta_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	if (fd < 0)
 		return;
-	struct record got = { .exists = true, .persistent = true };
+	struct record got = { .exists = true, .persistent = true, .uid = -1 };
 	const struct bc_rec_field f[] = LEASE_FIELDS(got_label, &got, updated);
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || bc_read_fd(fd, &text, &len, BC_REC_MAX_SIZE) < 0 ||
 	    bc_rec_parse(text, len, name, f, ARRAY_SIZE(f), NULL) < 0 || strcmp(got_label, label) != 0 ||
 	    (got.task[0] && !bc_id_valid(BC_ID_TASK, got.task)) ||
 	    (got.session[0] && !bc_id_valid(BC_ID_SESSION, got.session))) {
-		*rec = (struct record){ .exists = true, .persistent = true };
+		*rec = (struct record){ .exists = true, .persistent = true, .uid = -1 };
 		copy_str(rec->state, sizeof rec->state, "dirty");
 		return;
 	}
+	bc_node_sanitize(&got.node);
 	*rec = got;
 }
 
@@ -158,6 +168,8 @@ static int record_write(int meta_fd, const char *label, const struct record *rec
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
 	copy_str(lbl, sizeof lbl, label);
 	struct record w = *rec;
+	w.uid = getuid();
+	bc_node_here(&w.node);
 	const struct bc_rec_field f[] = LEASE_FIELDS(lbl, &w, ts);
 	_cleanup_free_ char *text = bc_rec_format(f, ARRAY_SIZE(f));
 	snprintf(name, sizeof name, "%s.json", label);
@@ -234,6 +246,26 @@ static bool rec_dirty(const struct record *rec)
 	return rec->exists && (strcmp(rec->state, "running") == 0 || strcmp(rec->state, "dirty") == 0);
 }
 
+/* A record of a running sandbox made on another node or boot: its lock is
+ * out of this kernel's sight, so whether it lives cannot be told here.
+ * (Made on this boot, the lock says it: a free lock is a dead holder.) */
+static bool rec_held_elsewhere(const struct record *rec)
+{
+	struct bc_node here;
+	if (!rec->exists || strcmp(rec->state, "running") != 0)
+		return false;
+	bc_node_here(&here);
+	return bc_node_compare(&here, &rec->node) == BC_NODE_OTHER;
+}
+
+/* "host H, boot B…[, pod P], pid P there": where the record's holder is. */
+static void rec_where(const struct record *rec, char *buf, size_t len)
+{
+	char node[400];
+	bc_node_describe(&rec->node, node, sizeof node);
+	snprintf(buf, len, "%s, pid %ld there", node, (long)rec->pid);
+}
+
 /* Create <root>/<label> if missing, 0700, owned by uid:gid when root. */
 static int profile_create(int root_fd, const char *root, const char *label, uid_t uid, gid_t gid,
 			  struct bc_error *err)
@@ -291,10 +323,23 @@ int bc_lease_acquire(struct bc_lease *l, const struct bc_lease_req *req, struct 
 		r = bc_error_set(err, ENOMEM, "out of memory");
 		goto fail;
 	}
+	char where[512];
+	rec_where(&s.rec, where, sizeof where);
 	if (lock_byte(s.lock_fd, F_SETLK, F_WRLCK, LOCK_HOLD) < 0) {
-		pid_t pid = lock_holder(s.lock_fd);
-		r = bc_error_set(err, EBUSY, "profile directory %s is leased by task %s, pid %ld", dir,
-				 s.rec.task[0] ? s.rec.task : "(none)", (long)(pid ? pid : s.rec.pid));
+		pid_t pid = 0;
+		lock_held(s.lock_fd, &pid);
+		if (pid)
+			r = bc_error_set(err, EBUSY, "profile directory %s is leased by task %s, pid %ld", dir,
+					 s.rec.task[0] ? s.rec.task : "(none)", (long)pid);
+		else
+			r = bc_error_set(err, EBUSY, "profile directory %s is leased by task %s, held (%s)", dir,
+					 s.rec.task[0] ? s.rec.task : "(none)", where);
+		goto fail;
+	}
+	if (rec_held_elsewhere(&s.rec) && !req->recover) {
+		r = bc_error_set(err, EBUSY, "profile directory %s is leased by task %s, held (%s), on a node "
+				 "or boot whose lock this one cannot see; once that sandbox is known to be gone, "
+				 "run with --recover", dir, s.rec.task[0] ? s.rec.task : "(none)", where);
 		goto fail;
 	}
 	if (s.rec.reserved && s.rec.task[0] && (!req->task || strcmp(req->task, s.rec.task) != 0)) {
@@ -450,10 +495,12 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
 	/* Strictly (json.h), with the writer's table below: a line that is
 	 * not exactly an attempt record names no previous attempt. */
 	char ts[32], a_prev[33] = "", a_task[65] = "", a_session[33] = "", a_label[64] = "", a_id[33] = "";
+	struct bc_node a_node = {0};
 	const struct bc_rec_field af[] = {
 		BC_REC_S("ts", ts, true), BC_REC_S("attempt", a_id, true),
 		BC_REC_S("previous_attempt", a_prev, false), BC_REC_S("task", a_task, true),
 		BC_REC_S("session", a_session, false), BC_REC_S("label", a_label, false),
+		BC_NODE_FIELDS(&a_node),
 	};
 	if (*last && bc_rec_parse(last, strlen(last), "attempt log", af, ARRAY_SIZE(af), NULL) == 0 &&
 	    bc_id_valid(BC_ID_SESSION, a_id))
@@ -467,6 +514,7 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
 	copy_str(a_task, sizeof a_task, task);
 	copy_str(a_session, sizeof a_session, session);
 	copy_str(a_label, sizeof a_label, label);
+	bc_node_here(&a_node);
 	_cleanup_free_ char *text = bc_rec_format(af, ARRAY_SIZE(af));
 	_cleanup_free_ char *line = NULL;
 	r = text && asprintf(&line, "%s\n", text) >= 0 ? bc_write_all(fd, line, strlen(line)) : -ENOMEM;
@@ -861,13 +909,19 @@ int bc_cmd_lease(int argc, char **argv)
 		ret = cmd_fail("%s", err.msg);
 		goto out;
 	}
-	pid_t holder = lock_holder(s.lock_fd);
+	pid_t pid = 0;
+	bool holder = lock_held(s.lock_fd, &pid);
+	char where[512];
+	if (pid)
+		snprintf(where, sizeof where, "pid %ld", (long)pid);
+	else
+		rec_where(&s.rec, where, sizeof where);
 	const char *kind = s.rec.persistent ? "persistent" : "ephemeral";
 	if ((holder || s.rec.reserved) && s.rec.task[0] && o.task && strcmp(o.task, s.rec.task) == 0) {
 		printf("%s: already leased by task %s (%s), directory %s/%s\n", label, o.task, kind, o.root, label);
 	} else if (holder) {
-		ret = cmd_fail("profile directory %s/%s is leased by task %s, pid %ld", o.root, label,
-			       s.rec.task[0] ? s.rec.task : "(none)", (long)holder);
+		ret = cmd_fail("profile directory %s/%s is leased by task %s, %s%s%s", o.root, label,
+			       s.rec.task[0] ? s.rec.task : "(none)", pid ? "" : "held (", where, pid ? "" : ")");
 	} else if (s.rec.reserved && s.rec.task[0]) {
 		ret = cmd_fail("profile directory %s/%s is leased by task %s (reserved; no sandbox running)",
 			       o.root, label, s.rec.task);
@@ -912,11 +966,15 @@ int bc_cmd_release(int argc, char **argv)
 		ret = cmd_fail("%s", err.msg);
 		goto out;
 	}
-	pid_t holder = lock_holder(s.lock_fd);
-	if (holder) {
-		ret = cmd_fail("profile directory %s/%s is in use by a running sandbox (task %s, pid %ld); "
+	pid_t pid = 0;
+	char where[512];
+	rec_where(&s.rec, where, sizeof where);
+	if (lock_held(s.lock_fd, &pid)) {
+		if (pid)
+			snprintf(where, sizeof where, "pid %ld", (long)pid);
+		ret = cmd_fail("profile directory %s/%s is in use by a running sandbox (task %s, %s); "
 			       "it is released when that sandbox ends", o.root, label,
-			       s.rec.task[0] ? s.rec.task : "(none)", (long)holder);
+			       s.rec.task[0] ? s.rec.task : "(none)", where);
 	} else if (o.task && s.rec.reserved && strcmp(o.task, s.rec.task) != 0) {
 		ret = cmd_fail("profile directory %s/%s is leased by task %s, not %s", o.root, label,
 			       s.rec.task, o.task);
@@ -995,17 +1053,27 @@ int bc_cmd_list(int argc, char **argv)
 	for (size_t i = 0; i < labels.n; i++) {
 		struct record rec = { .persistent = true };
 		pid_t holder = 0;
-		char name[64];
+		bool held = false;
+		char name[64], where[520] = "";
 		if (meta_fd >= 0) {
 			record_read(meta_fd, labels.v[i], &rec);
 			snprintf(name, sizeof name, "%s.lock", labels.v[i]);
 			int lfd = openat(meta_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 			if (lfd >= 0) {
-				holder = lock_holder(lfd);
+				held = lock_held(lfd, &holder);
 				close(lfd);
 			}
 		}
-		const char *state = holder ? "running" : rec_dirty(&rec) ? "dirty"
+		/* Held where its pid means nothing here (another pid namespace:
+		 * the lock shows, its pid does not) or where its lock does not
+		 * show (another node or boot): say where, from the record. */
+		bool there = held ? holder == 0 : rec_held_elsewhere(&rec);
+		if (there) {
+			char w[500];
+			rec_where(&rec, w, sizeof w);
+			snprintf(where, sizeof where, "(%s)", w);
+		}
+		const char *state = there ? "held" : held ? "running" : rec_dirty(&rec) ? "dirty"
 				    : rec.reserved ? "reserved" : rec.exists && rec.state[0] ? rec.state : "free";
 		if (o.json) {
 			struct bc_json j;
@@ -1016,12 +1084,22 @@ int bc_cmd_list(int argc, char **argv)
 			bc_json_str(&j, "task", rec.task[0] ? rec.task : NULL);
 			bc_json_bool(&j, "reserved", rec.reserved);
 			bc_json_int(&j, "pid", holder);
+			if (there) {
+				char w[400];
+				bc_node_describe(&rec.node, w, sizeof w);
+				bc_json_str(&j, "held_at", w);
+				bc_json_str(&j, "host", rec.node.host[0] ? rec.node.host : NULL);
+				bc_json_str(&j, "boot_id", rec.node.boot_id[0] ? rec.node.boot_id : NULL);
+				bc_json_str(&j, "pod", rec.node.pod[0] ? rec.node.pod : NULL);
+				bc_json_int(&j, "pid_there", rec.pid);
+			}
 			const char *t = bc_json_text(&j);
 			printf("%s\n", t ? t : "{}");
 			bc_json_free(&j);
 		} else
-			printf("%-40s %-10s %-9s %-20s %ld\n", labels.v[i], rec.persistent ? "persistent" : "ephemeral",
-			       state, rec.task[0] ? rec.task : "-", (long)holder);
+			printf("%-40s %-10s %-9s %-20s %ld%s%s\n", labels.v[i],
+			       rec.persistent ? "persistent" : "ephemeral", state, rec.task[0] ? rec.task : "-",
+			       (long)holder, where[0] ? " " : "", where);
 	}
 out:
 	bc_strv_free(&labels);

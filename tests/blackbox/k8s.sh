@@ -75,13 +75,65 @@ def commands():
     # The init container's argv, and each `browsercage ...` line of the
     # agent's shell script, one shell-quoted command per line.
     print(shlex.join(init["command"] + init.get("args", [])))
-    env = {e["name"]: e["value"] for e in agent.get("env", [])}
+    env = {e["name"]: e["value"] for e in agent.get("env", []) if "value" in e}
     for line in agent["args"][0].splitlines():
         line = line.strip()
         if line.startswith("browsercage "):
             for k, v in env.items():
                 line = line.replace('"$' + k + '"', shlex.quote(v))
             print(line)
+
+def expand(text, env):
+    # kubelet's $(VAR) expansion of command, args and env values.
+    for k, v in env.items():
+        text = text.replace("$(" + k + ")", v)
+    return text
+
+def indexed(index):
+    # The per-task template: an Indexed Job, the shipped Job's pod with the
+    # label task-<completion index>, its commands as kubelet runs them for
+    # one index (the controller's annotation read through the downward API).
+    ij = next(d for d in load("browsercage-indexed-job.yaml") if d["kind"] == "Job")
+    need(ij["spec"].get("completionMode") == "Indexed", "indexed Job: completionMode Indexed")
+    need(ij["metadata"]["namespace"] == job["metadata"]["namespace"], "indexed Job: the Job's namespace")
+    ip = ij["spec"]["template"]["spec"]
+    for k in ("hostUsers", "securityContext", "nodeSelector", "volumes", "automountServiceAccountToken",
+              "enableServiceLinks", "restartPolicy"):
+        need(ip.get(k) == pod.get(k), "indexed Job: the same " + k + " as browsercage-job.yaml")
+    need(ij["spec"]["template"]["metadata"]["labels"] == job["spec"]["template"]["metadata"]["labels"],
+         "indexed Job: the pod labels the NetworkPolicy selects")
+    ii, ia = ip["initContainers"][0], ip["containers"][0]
+    for a, b in ((ii, init), (ia, agent)):
+        need(a["securityContext"] == b["securityContext"] and a["volumeMounts"] == b["volumeMounts"],
+             "indexed Job: " + a["name"] + " as sandboxed and mounted as in browsercage-job.yaml")
+    need(ii["env"] == ia["env"], "indexed Job: both containers see the same env")
+    fields = {"metadata.annotations['batch.kubernetes.io/job-completion-index']": index,
+              "metadata.name": "browsercage-agent-tasks-" + index + "-x7k2p",
+              "metadata.uid": "6f1c2a4e-0b7d-4c3e-9a55-3d2f1e0c9b8a"}
+    env = {}
+    for e in ii["env"]:
+        env[e["name"]] = expand(e["value"], env) if "value" in e else fields[e["valueFrom"]["fieldRef"]["fieldPath"]]
+    need(env["JOB_COMPLETION_INDEX"] == index, "indexed Job: JOB_COMPLETION_INDEX from the controller's annotation")
+    need(env["PROFILE_LABEL"] == "task-" + index, "indexed Job: the label is task-<index>")
+    baseline(ip, next(d for d in load("namespace.yaml") if d["kind"] == "Namespace")["metadata"]["labels"]
+             ["pod-security.kubernetes.io/enforce-version"], "indexed Job")
+    print(shlex.join(expand(x, env) for x in ii["command"] + ii.get("args", [])))
+    for line in ia["args"][0].splitlines():
+        line = line.strip()
+        if line.startswith("browsercage "):
+            for k, v in env.items():
+                line = line.replace('"$' + k + '"', shlex.quote(v))
+            print(line)
+
+def podenv():
+    # Both Jobs give every container the pod's name and uid (downward API).
+    for name in ("browsercage-job.yaml", "browsercage-indexed-job.yaml"):
+        j = next(d for d in load(name) if d["kind"] == "Job")
+        ps = j["spec"]["template"]["spec"]
+        for c in ps["initContainers"] + ps["containers"]:
+            refs = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for e in c.get("env", [])}
+            need(refs.get("POD_NAME") == "metadata.name" and refs.get("POD_UID") == "metadata.uid",
+                 name + ": " + c["name"] + " has POD_NAME and POD_UID from the downward API")
 
 def load(name):
     return [d for d in yaml.safe_load_all(open(os.path.join(k8s, name))) if d]
@@ -184,7 +236,8 @@ def selftest():
         sys.exit("baseline v1.34 accepted procMount Unmasked")
 
 {"security": security, "seccomp": seccomp, "resources": resources, "admission": admission,
- "selftest": selftest, "policy": lambda: policy(sys.argv[3]), "commands": commands}[sys.argv[2]]()
+ "selftest": selftest, "policy": lambda: policy(sys.argv[3]), "commands": commands,
+ "indexed": lambda: indexed(sys.argv[3]), "podenv": podenv}[sys.argv[2]]()
 PY
 mf() { python3 "$M" "$K8S" "$@"; }
 
@@ -243,11 +296,17 @@ check "manifests: the ConfigMap's policy passes browsercage check" "$BC" check "
 check "manifests: the policy is mounted where the commands read it" \
 	grep -q "$POLDIR/agent.ini" <(mf commands)
 
+check "manifests: both Jobs give each container the pod's name and uid (downward API)" mf podenv
+check "manifests: the Indexed Job is the shipped pod with label task-<index>" mf indexed 3
+mapfile -t ICMDS < <(mf indexed 3 2>/dev/null)
+check "manifests: the Indexed Job's commands for index 3 name profile task-3" \
+	eval '[ ${#ICMDS[@]} = 2 ] && grep -q -- "--profile task-3\$" <<<"${ICMDS[0]}" && grep -q -- "--profile task-3 --" <<<"${ICMDS[1]}"'
+
 # Every command the manifests run exists, and each option it uses is one
 # the subcommand's --help lists.
 mapfile -t CMDS < <(mf commands)
 check "manifests: an init command and an agent command" [ ${#CMDS[@]} = 2 ]
-for cmd in "${CMDS[@]}"; do
+for cmd in "${CMDS[@]}" "${ICMDS[@]}"; do
 	eval "set -- $cmd"
 	[ "$1" = browsercage ] || { fail "command runs browsercage: $cmd"; continue; }
 	sub=$2

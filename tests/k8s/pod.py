@@ -187,7 +187,11 @@ def main():
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/tmp",
            "HOSTNAME": "browsercage-agent-task-x", "KUBERNETES_SERVICE_HOST": "10.96.0.1",
            "KUBERNETES_SERVICE_PORT": "443", "KUBERNETES_SERVICE_PORT_HTTPS": "443"}
-    env.update({e["name"]: e["value"] for e in c.get("env", [])})
+    # The downward API's fields, as kubelet fills them for this pod.
+    fields = {"metadata.name": env["HOSTNAME"], "metadata.uid": "6f1c2a4e-0b7d-4c3e-9a55-3d2f1e0c9b8a",
+              "metadata.namespace": "browsercage"}
+    for e in c.get("env", []):
+        env[e["name"]] = e["value"] if "value" in e else fields[e["valueFrom"]["fieldRef"]["fieldPath"]]
     env.update(dict(e.split("=", 1) for e in a.env))
     caps = sc.get("capabilities", {})
     keep = [] if caps.get("drop") == ["ALL"] else ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER",
