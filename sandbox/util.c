@@ -242,12 +242,23 @@ static bool container_volume_root(int fd, const struct stat *st)
 	return bc_in_container_userns();
 }
 
+/* In a user namespace other than the host's, a file whose owner is not
+ * mapped there shows as the overflow uid: that is how host root's / and
+ * /run look from a container that does not map it. */
+static bool unmapped_owner(uid_t uid)
+{
+	_cleanup_free_ char *s = NULL;
+	if (bc_read_file("/proc/sys/kernel/overflowuid", &s, NULL, 32) < 0)
+		return false;
+	return uid == (uid_t)strtoul(s, NULL, 10) && bc_in_container_userns();
+}
+
 static int state_parent_check(int fd, const char *shown, const char *prefix, struct bc_error *err)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return bc_error_errno(err, errno, "%s: %s", shown, prefix);
-	if (st.st_uid != 0 && st.st_uid != geteuid())
+	if (st.st_uid != 0 && st.st_uid != geteuid() && !unmapped_owner(st.st_uid))
 		return bc_error_set(err, EPERM, "%s: parent directory %s is owned by uid %u, not by root or "
 				    "uid %u: use a path whose parents only root or you can change", shown,
 				    prefix, (unsigned)st.st_uid, (unsigned)geteuid());

@@ -88,7 +88,8 @@ bool bc_in_container_userns(void);
  * PATH is taken one component at a time below dirfd (AT_FDCWD: PATH is
  * absolute and the walk starts at /) with openat(O_DIRECTORY|O_NOFOLLOW),
  * so no component may be a symlink. Every directory on the way must be
- * owned by root or the caller and not writable by group or others unless
+ * owned by root or the caller (or, in a container's user namespace, by an
+ * owner not mapped there: host root as the container sees it) and not writable by group or others unless
  * sticky (/tmp), or the root of a volume mounted into a container (a
  * kubelet emptyDir: 0777, seen from the container's user namespace); the last one must be the caller's (or root's with
  * BC_DIR_ROOT_OK) with no permission bits (0777) outside MODE. A directory this
