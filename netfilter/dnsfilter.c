@@ -43,6 +43,7 @@
 #include <seccomp.h>
 
 #include "audit.h"
+#include "caps.h"
 #include "dns.h"
 #include "dnsfilter.h"
 #include "seccomp.h"
@@ -615,73 +616,6 @@ static int filter_run(struct filter *f)
 
 /* ---- privilege ----------------------------------------------------------------- */
 
-/* Join the user namespace that owns the sandbox's netns and become the
- * sandbox's uid/gid there with CAP_NET_ADMIN only. */
-static int drop_privilege(struct filter *f, struct bc_error *err)
-{
-	const struct bc_policy *p = f->p;
-	struct stat a, b;
-	int netns, userns, r;
-
-	if ((netns = bc_socket_netns(f->nft)) < 0)
-		return bc_error_errno(err, -netns, "DNS filter: find the sandbox's network namespace");
-	userns = ioctl(netns, NS_GET_USERNS);
-	r = errno;
-	close(netns);
-	if (userns < 0)
-		return bc_error_errno(err, r, "DNS filter: find the sandbox's user namespace");
-	if (fstat(userns, &a) < 0 || stat("/proc/self/ns/user", &b) < 0 ||
-	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
-		close(userns);
-		return bc_error_set(err, EPERM, "DNS filter: the sandbox's network namespace has no user "
-				    "namespace of its own; refusing to keep CAP_NET_ADMIN on the host");
-	}
-	/* supplementary groups: root's go; an unprivileged caller has nothing
-	 * to drop and may not call setgroups in the sandbox namespace */
-	if (geteuid() == 0 && setgroups(0, NULL) < 0)
-		r = errno;
-	else
-		r = 0;
-	if (r == 0 && setns(userns, CLONE_NEWUSER) < 0)
-		r = errno;
-	close(userns);
-	if (r)
-		return bc_error_errno(err, r, "DNS filter: join the sandbox's user namespace");
-
-	/* Now all capabilities in the sandbox namespace, none on the host.
-	 * Lock the securebits (no root magic, no fixup on setuid: the caps
-	 * survive the switch below, no ambient raise), cut the bounding set to
-	 * CAP_NET_ADMIN, then become the sandbox user. */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-		  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
-		return bc_error_errno(err, errno, "DNS filter: set securebits");
-	for (int cap = 0; cap < 64; cap++) {
-		if (prctl(PR_CAPBSET_READ, cap) < 0)
-			break;
-		if (cap != CAP_NET_ADMIN && prctl(PR_CAPBSET_DROP, cap) < 0)
-			return bc_error_errno(err, errno, "DNS filter: drop capability %d from the bounding set", cap);
-	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return bc_error_errno(err, errno, "DNS filter: clear ambient capabilities");
-	if (setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
-		return bc_error_errno(err, errno, "DNS filter: become uid %u gid %u in the sandbox's user "
-				      "namespace", (unsigned)p->uid, (unsigned)p->gid);
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = {
-		{ .effective = 1u << CAP_NET_ADMIN, .permitted = 1u << CAP_NET_ADMIN },
-	};
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		return bc_error_errno(err, errno, "DNS filter: keep only CAP_NET_ADMIN");
-	memset(data, 0xff, sizeof data);
-	if (syscall(SYS_capget, &hdr, data) < 0 || data[0].effective != 1u << CAP_NET_ADMIN ||
-	    data[0].permitted != 1u << CAP_NET_ADMIN || data[0].inheritable || data[1].effective ||
-	    data[1].permitted || data[1].inheritable || getuid() != p->uid || geteuid() != p->uid)
-		return bc_error_set(err, EPERM, "DNS filter: capabilities or ids not as expected after the drop");
-	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return bc_error_errno(err, errno, "DNS filter: no_new_privs");
-	return 0;
-}
 
 /* The allowlist of system calls, as a program to load once the privileges
  * are dropped. Anything else kills the process. */
@@ -800,7 +734,7 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 		f->chan = -1;
 	}
 	if (r >= 0)
-		r = drop_privilege(f, err);
+		r = bc_caps_netns_owner(f->nft, f->p->uid, f->p->gid, "DNS filter", err);
 	/* the id change cleared the parent-death signal (root mode: uid 0 ->
 	 * host_uid); arm it again, or a killed supervisor leaves us behind */
 	if (r >= 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))

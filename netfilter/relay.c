@@ -53,6 +53,7 @@
 #include <seccomp.h>
 
 #include "audit.h"
+#include "caps.h"
 #include "dns.h"
 #include "nft.h"
 #include "relay.h"
@@ -701,63 +702,6 @@ static int relay_run(struct relay *rl)
 	}
 }
 
-/* ---- privilege (as the DNS filter's: dnsfilter.h) ------------------------ */
-
-static int drop_privilege(struct relay *rl, struct bc_error *err)
-{
-	const struct bc_policy *p = rl->p;
-	struct stat a, b;
-	int netns, userns, r;
-
-	if ((netns = bc_socket_netns(rl->nft)) < 0)
-		return bc_error_errno(err, -netns, "relay: find the sandbox's network namespace");
-	userns = ioctl(netns, NS_GET_USERNS);
-	r = errno;
-	close(netns);
-	if (userns < 0)
-		return bc_error_errno(err, r, "relay: find the sandbox's user namespace");
-	if (fstat(userns, &a) < 0 || stat("/proc/self/ns/user", &b) < 0 ||
-	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
-		close(userns);
-		return bc_error_set(err, EPERM, "relay: the sandbox's network namespace has no user "
-				    "namespace of its own; refusing to keep CAP_NET_ADMIN on the host");
-	}
-	r = geteuid() == 0 && setgroups(0, NULL) < 0 ? errno : 0;
-	if (r == 0 && setns(userns, CLONE_NEWUSER) < 0)
-		r = errno;
-	close(userns);
-	if (r)
-		return bc_error_errno(err, r, "relay: join the sandbox's user namespace");
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-		  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
-		return bc_error_errno(err, errno, "relay: set securebits");
-	for (int cap = 0; cap < 64; cap++) {
-		if (prctl(PR_CAPBSET_READ, cap) < 0)
-			break;
-		if (cap != CAP_NET_ADMIN && prctl(PR_CAPBSET_DROP, cap) < 0)
-			return bc_error_errno(err, errno, "relay: drop capability %d from the bounding set", cap);
-	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return bc_error_errno(err, errno, "relay: clear ambient capabilities");
-	if (setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
-		return bc_error_errno(err, errno, "relay: become uid %u gid %u in the sandbox's user "
-				      "namespace", (unsigned)p->uid, (unsigned)p->gid);
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = {
-		{ .effective = 1u << CAP_NET_ADMIN, .permitted = 1u << CAP_NET_ADMIN },
-	};
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		return bc_error_errno(err, errno, "relay: keep only CAP_NET_ADMIN");
-	memset(data, 0xff, sizeof data);
-	if (syscall(SYS_capget, &hdr, data) < 0 || data[0].effective != 1u << CAP_NET_ADMIN ||
-	    data[0].permitted != 1u << CAP_NET_ADMIN || data[0].inheritable || data[1].effective ||
-	    data[1].permitted || data[1].inheritable || getuid() != p->uid || geteuid() != p->uid)
-		return bc_error_set(err, EPERM, "relay: capabilities or ids not as expected after the drop");
-	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return bc_error_errno(err, errno, "relay: no_new_privs");
-	return 0;
-}
 
 static int limits_set(struct bc_error *err)
 {
@@ -871,7 +815,7 @@ static int child_setup(struct relay *rl, pid_t parent, struct bc_error *err)
 	struct bc_seccomp_prog prog;
 	if ((r = seccomp_prepare(rl, &prog, err)) < 0)
 		return r;
-	r = drop_privilege(rl, err);
+	r = bc_caps_netns_owner(rl->nft, rl->p->uid, rl->p->gid, "relay", err);
 	if (r >= 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
 		r = bc_error_set(err, ESRCH, "relay: the supervisor is gone");
 	if (r >= 0)

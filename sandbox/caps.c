@@ -4,6 +4,13 @@
 
 #include <cap-ng.h>
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <linux/securebits.h>
 #include <stdio.h>
 #include <string.h>
@@ -113,4 +120,69 @@ int bc_verify_hardened(bool seccomp_expected, struct bc_error *err)
 		return bc_error_set(err, EPERM, "verify: Seccomp is %s, want 2", val);
 
 	return check_securebits(err);
+}
+
+int bc_caps_netns_owner(int sock, uid_t uid, gid_t gid, const char *who, struct bc_error *err)
+{
+	struct stat a, b;
+	int netns, userns, r;
+
+	if ((netns = bc_socket_netns(sock)) < 0)
+		return bc_error_errno(err, -netns, "%s: find the sandbox's network namespace", who);
+	userns = ioctl(netns, NS_GET_USERNS);
+	r = errno;
+	close(netns);
+	if (userns < 0)
+		return bc_error_errno(err, r, "%s: find the sandbox's user namespace", who);
+	if (fstat(userns, &a) < 0 || stat("/proc/self/ns/user", &b) < 0 ||
+	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+		close(userns);
+		return bc_error_set(err, EPERM, "%s: the sandbox's network namespace has no user "
+				    "namespace of its own; refusing to keep CAP_NET_ADMIN on the host", who);
+	}
+	/* supplementary groups: root's go; an unprivileged caller has nothing
+	 * to drop and may not call setgroups in the sandbox namespace */
+	if (geteuid() == 0 && setgroups(0, NULL) < 0)
+		r = errno;
+	else
+		r = 0;
+	if (r == 0 && setns(userns, CLONE_NEWUSER) < 0)
+		r = errno;
+	close(userns);
+	if (r)
+		return bc_error_errno(err, r, "%s: join the sandbox's user namespace", who);
+
+	/* Now all capabilities in the sandbox namespace, none on the host.
+	 * Lock the securebits (no root magic, no fixup on setuid: the caps
+	 * survive the switch below, no ambient raise), cut the bounding set to
+	 * CAP_NET_ADMIN, then become the sandbox user. */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+		  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+		return bc_error_errno(err, errno, "%s: set securebits", who);
+	for (int cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_READ, cap) < 0)
+			break;
+		if (cap != CAP_NET_ADMIN && prctl(PR_CAPBSET_DROP, cap) < 0)
+			return bc_error_errno(err, errno, "%s: drop capability %d from the bounding set", who, cap);
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return bc_error_errno(err, errno, "%s: clear ambient capabilities", who);
+	if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return bc_error_errno(err, errno, "%s: become uid %u gid %u in the sandbox's user "
+				      "namespace", who, (unsigned)uid, (unsigned)gid);
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {
+		{ .effective = 1u << CAP_NET_ADMIN, .permitted = 1u << CAP_NET_ADMIN },
+	};
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return bc_error_errno(err, errno, "%s: keep only CAP_NET_ADMIN", who);
+	memset(data, 0xff, sizeof data);
+	if (syscall(SYS_capget, &hdr, data) < 0 || data[0].effective != 1u << CAP_NET_ADMIN ||
+	    data[0].permitted != 1u << CAP_NET_ADMIN || data[0].inheritable || data[1].effective ||
+	    data[1].permitted || data[1].inheritable || getuid() != uid || geteuid() != uid)
+		return bc_error_set(err, EPERM, "%s: capabilities or ids not as expected after the drop", who);
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return bc_error_errno(err, errno, "%s: no_new_privs", who);
+	return 0;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -26,3 +27,12 @@ int bc_set_no_new_privs(struct bc_error *err);
  * Seccomp is 2; also checks that the securebits are locked as
  * bc_caps_drop_all leaves them. The error names the field and its value. */
 int bc_verify_hardened(bool seccomp_expected, struct bc_error *err);
+
+/* For a helper process of the supervisor that serves the sandbox's
+ * network namespace (the DNS filter, the relay): join the user namespace
+ * that owns the network namespace of the socket sock (refused if it is our
+ * own: CAP_NET_ADMIN must never be kept on the host), drop supplementary
+ * groups, lock the securebits, cut the bounding set to CAP_NET_ADMIN,
+ * become uid/gid there with CAP_NET_ADMIN only (checked), and set
+ * no_new_privs and non-dumpable. Messages start with who. */
+int bc_caps_netns_owner(int sock, uid_t uid, gid_t gid, const char *who, struct bc_error *err);

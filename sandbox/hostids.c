@@ -298,23 +298,15 @@ static int ids_dir_open(const struct bc_id_range *r, struct bc_error *err)
 			return ret;
 		strcat(dir, "/ids");
 	} else {
-		if (mkdir("/run/browsercage", 0700) < 0 && errno != EEXIST)
-			return bc_error_errno(err, errno, "mkdir /run/browsercage");
+		/* /run/browsercage first, with the state directories' checks:
+		 * nothing is made inside one that is not ours */
+		int fd = bc_state_dir(AT_FDCWD, "/run/browsercage", "/run/browsercage", 0700, BC_DIR_CREATE, err);
+		if (fd < 0)
+			return fd;
+		close(fd);
 		snprintf(dir, sizeof dir, "%s", BC_IDS_DIR);
 	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "mkdir %s", dir);
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return bc_error_errno(err, errno, "open %s", dir);
-	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 0022)) {
-		close(fd);
-		return bc_error_set(err, EPERM, "%s must be a directory of uid %u, not writable by others "
-				    "(chown %u %s; chmod 0700 %s)", dir, (unsigned)getuid(), (unsigned)getuid(),
-				    dir, dir);
-	}
-	return fd;
+	return bc_state_dir(AT_FDCWD, dir, dir, 0700, BC_DIR_CREATE, err);
 }
 
 /* No account, from any NSS source, may use the slot's ids. */

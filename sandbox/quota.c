@@ -133,9 +133,11 @@ static int take_id(int fd, const char *path, uint32_t *out, struct bc_error *err
 				    path, fa.fsx_projid, BC_QUOTA_PROJID_BASE,
 				    BC_QUOTA_PROJID_BASE + BC_QUOTA_PROJID_COUNT - 1);
 
-	if (mkdir("/run/browsercage", 0700) < 0 && errno != EEXIST)
-		return bc_error_errno(err, errno, "mkdir /run/browsercage");
-	_cleanup_close_ int lock = open(BC_QUOTA_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	_cleanup_close_ int run = bc_state_dir(AT_FDCWD, "/run/browsercage", "/run/browsercage", 0700,
+					       BC_DIR_CREATE, err);
+	if (run < 0)
+		return run;
+	_cleanup_close_ int lock = openat(run, "quota.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX) < 0)
 		return bc_error_errno(err, errno, "lock " BC_QUOTA_LOCK);
 	for (uint32_t i = 0; i < BC_QUOTA_PROJID_COUNT; i++) {

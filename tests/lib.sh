@@ -150,3 +150,24 @@ write_policy() {
 	done
 	chmod 644 "$file"
 }
+
+# tree_hold, then tree_restore: a test that hides directories under an
+# empty tmpfs (/tmp, /run, /var/lib) keeps the tree under test, wherever
+# it was checked out, visible at its own path: tree_hold opens it before,
+# tree_restore binds it back where a tmpfs hid it (--no-canonicalize: the
+# path in /proc/self/fd names the old place, not the fresh one).
+tree_hold() {
+	local d fd
+	_tree=()
+	for d in "$top_srcdir" "$top_builddir"; do
+		d=$(cd "$d" && pwd -P) && exec {fd}<"$d" && _tree+=("$d=$fd")
+	done
+}
+tree_restore() {
+	local k
+	for k in "${_tree[@]}"; do
+		[ -e "${k%=*}/Makefile.am" ] || [ -e "${k%=*}/Makefile" ] && continue
+		mkdir -p "${k%=*}" && mount --no-canonicalize --bind "/proc/self/fd/${k#*=}" "${k%=*}" ||
+			skip_all "cannot keep the tree ${k%=*} visible"
+	done
+}

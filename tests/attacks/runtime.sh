@@ -16,10 +16,12 @@ if [ -z "${BC_RUNTIME_INSIDE:-}" ]; then
 	BC_RUNTIME_INSIDE=1 exec unshare -m "$BASH" "$0"
 fi
 mount --make-rprivate / || skip_all "cannot make / private"
+tree_hold    # the tree under test stays visible (a clone in /tmp)
 for d in /run /tmp; do
 	mode=0755; [ $d = /tmp ] && mode=1777
 	mount -t tmpfs -o mode=$mode,size=16m bc-runtime $d || skip_all "cannot mount tmpfs on $d"
 done
+tree_restore
 make_scratch
 make_test_user
 V=$TEST_UID

@@ -39,12 +39,7 @@ for d in /run/systemd /run/dbus; do
 	[ -d $d ] || continue
 	exec {fd}<"$d" && keep+=("$d=$fd")
 done
-# So does the tree under test, wherever it was checked out (a clone in
-# /tmp is hidden by the fresh /tmp): bound back at the same path.
-tree=()
-for d in "$top_srcdir" "$top_builddir"; do
-	d=$(cd "$d" && pwd -P) && exec {fd}<"$d" && tree+=("$d=$fd")
-done
+tree_hold    # the tree under test stays visible (a clone in /tmp)
 # fresh DIR...: an empty tmpfs over each DIR (on top of any earlier one).
 fresh() {
 	local d mode k
@@ -59,11 +54,7 @@ fresh() {
 	done
 }
 fresh /run /var/lib /tmp /etc/browsercage /var/log/browsercage
-for k in "${tree[@]}"; do
-	[ -e "${k%=*}/Makefile.am" ] || [ -e "${k%=*}/Makefile" ] && continue
-	mkdir -p "${k%=*}" && mount --no-canonicalize --bind "/proc/self/fd/${k#*=}" "${k%=*}" ||
-		skip_all "cannot keep the tree ${k%=*} visible"
-done
+tree_restore
 for d in "$DEMO_DIR" "$pkgdatadir"; do
 	mountpoint -q "$d" || mount -t tmpfs -o mode=0755,size=4m bc-fresh "$d" || skip_all "cannot mount tmpfs on $d"
 	cp "$top_srcdir"/profiles/*.ini "$top_srcdir/scripts/demo.html" "$d/" && chmod 644 "$d"/*
