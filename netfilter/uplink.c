@@ -949,7 +949,6 @@ static void pasta_reap(struct bc_uplink_state *u)
 static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root, struct bc_error *err)
 {
 	const char *path = NULL;
-	char pidbuf[64];
 	int pfd[2];
 
 	for (size_t i = 0; i < ARRAY_SIZE(pasta_paths) && !path; i++)
@@ -965,10 +964,12 @@ static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root
 	_cleanup_close_ int userfd = -1, netfd = socket_netns(srt, err);
 	if (netfd < 0)
 		return netfd;
-	snprintf(pidbuf, sizeof pidbuf, "/proc/%d/ns/user", (int)pid);
-	userfd = open(pidbuf, O_RDONLY | O_CLOEXEC);
+	/* The user namespace that owns the sandbox's network namespace: the
+	 * sandbox's. Through the netns, not /proc/PID/ns/user: pid 1 may be
+	 * undumpable by then (its ids changed), which /proc refuses. */
+	userfd = ioctl(netfd, NS_GET_USERNS);
 	if (userfd < 0)
-		return bc_error_errno(err, errno, "open the user namespace of pid %d", (int)pid);
+		return bc_error_errno(err, errno, "find the user namespace of the sandbox (pid %d)", (int)pid);
 	/* -t/-u none: no port of the host forwarded in; -T/-U none: no port
 	 * of the host's loopback reachable from the sandbox's loopback;
 	 * --no-map-gw: the gateway address is not the host's loopback. As

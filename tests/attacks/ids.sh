@@ -139,6 +139,17 @@ if [ -x /usr/bin/newuidmap ] && [ -x /usr/bin/newgidmap ]; then
 	out=$(with_sub "$BC" run --policy "$POL" --profile-dir "$SCRATCH/own" -- /bin/cat /proc/self/uid_map 2>&1)
 	check "...but with an assigned profile of its own it maps to itself (no idmapped mount unprivileged)" \
 		grep -Eq "^ +1000 +$TEST_UID +1\$" <<<"$out"
+	# Filtered egress through pasta, whose user namespace the launcher
+	# hands over after pid 1 took its id of the range (and so became
+	# undumpable: /proc/PID/ns of it is closed to the caller).
+	sed -e 's/^mode = none$/mode = filtered/' "$POL" >"$SCRATCH/sub-filtered.ini"
+	grep -q '^mode = filtered' "$SCRATCH/sub-filtered.ini" || echo "[network]
+mode = filtered" >>"$SCRATCH/sub-filtered.ini"
+	chmod 644 "$SCRATCH/sub-filtered.ini"
+	out=$(with_sub "$BC" run --policy "$SCRATCH/sub-filtered.ini" -- /bin/cat /proc/self/uid_map 2>&1); rc=$?
+	check "...and a filtered sandbox (pasta) of a caller with a range starts, mapped into it" \
+		eval "[ $rc = 0 ] && grep -Eq '^ +1000 +21000000[0-9]{2} +1\$' <<<'$out'"
+	[ $rc = 0 ] || diag "$out"
 else
 	check "newuidmap and newgidmap (Debian uidmap) are installed" false
 fi
