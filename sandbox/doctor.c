@@ -990,7 +990,7 @@ static int load_policy(struct bc_policy *p, const char *path, bool quiet)
 				path = candidates[i];
 	}
 	if (!path) {
-		if (bc_policy_init(p) < 0 || !(p->path = strdup("<defaults>"))) {
+		if (bc_policy_init(p) < 0) {     /* its path is "<defaults>" */
 			fprintf(stderr, "browsercage: out of memory\n");
 			return -ENOMEM;
 		}

@@ -62,10 +62,10 @@ check "a broken copy is refused by the same parser" ! parse "$SCRATCH/broken"
 
 # ---- doctor on this host -----------------------------------------------------
 if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ]; then
-	out=$("$BC" doctor --json 2>/dev/null)
+	out=$("$BC" doctor --json --policy "$top_srcdir/profiles/default.ini" 2>/dev/null)
 	check "doctor reports the AppArmor profile" grep -q '"check":"apparmor.profile"' <<<"$out"
 else
-	out=$("$BC" doctor --json 2>/dev/null)
+	out=$("$BC" doctor --json --policy "$top_srcdir/profiles/default.ini" 2>/dev/null)
 	check "no user-namespace restriction here: doctor has no AppArmor profile check" \
 		eval '[ -n "$out" ] && ! grep -q apparmor.profile <<<"$out"'
 fi
