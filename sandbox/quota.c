@@ -27,10 +27,13 @@
 #define XFS_SUPER_MAGIC 0x58465342
 #endif
 
+/* quotactl_fd(fd, QCMD(cmd, PRJQUOTA), id, addr). QCMD shifts an int
+ * past its sign bit for the Q_X* commands (undefined): the same bits in
+ * unsigned arithmetic. */
 static int prjctl(int fd, int cmd, uint32_t id, void *addr)
 {
-	return syscall(SYS_quotactl_fd, (unsigned)fd, (unsigned)QCMD(cmd, PRJQUOTA), (unsigned)id, addr) < 0
-		? -errno : 0;
+	unsigned qcmd = ((unsigned)cmd << SUBCMDSHIFT) | ((unsigned)PRJQUOTA & SUBCMDMASK);
+	return syscall(SYS_quotactl_fd, (unsigned)fd, qcmd, (unsigned)id, addr) < 0 ? -errno : 0;
 }
 
 static const char *fs_name(int fd)
