@@ -472,18 +472,17 @@ static int identity_bind(struct slot *s, const char *root, const char *label, co
 	*rebound = false;
 	if (s->rec.profile_id[0]) {
 		if (mk == 1 && strcmp(m.id, s->rec.profile_id) == 0 && s->rec.dev == (int64_t)st.st_dev &&
-		    s->rec.ino == (int64_t)st.st_ino && m.uid == (int64_t)st.st_uid)
-			return 0;
+		    s->rec.ino == (int64_t)st.st_ino)
+			return 0;   /* (an owner changed since is bc_profile_open's to refuse) */
 		if (!recover)
 			return bc_error_set(err, EXDEV, "profile directory %s is not the directory leased as %s "
 					    "(identity %.8s…, device %lld inode %lld; this one: %s, device %llu "
-					    "inode %llu, owner %u): it was replaced, moved or copied in; put the "
+					    "inode %llu): it was replaced, moved or copied in; put the "
 					    "original back, or run with --recover to make this one the profile of %s",
 					    dir, label, s->rec.profile_id, (long long)s->rec.dev,
 					    (long long)s->rec.ino, mk == 1 ? (strcmp(m.id, s->rec.profile_id) == 0
 					    ? "the same id" : "another id") : mk == 0 ? "no id" : "an unreadable id",
-					    (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-					    (unsigned)st.st_uid, label);
+					    (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, label);
 		*rebound = true;
 	} else if (mk == 1 && (strcmp(m.root, root) != 0 || strcmp(m.label, label) != 0)) {
 		int r = identity_origin(&m, &st, dir, err);
