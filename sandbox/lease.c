@@ -463,13 +463,18 @@ int bc_profile_identity_check(const char *dir, struct bc_error *err)
 static int identity_bind(struct slot *s, const char *root, const char *label, const char *dir, uid_t uid,
 			 gid_t gid, bool recover, struct record *nrec, bool *rebound, struct bc_error *err)
 {
-	_cleanup_close_ int dfd = openat(s->root_fd, label, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	struct marker m;
+	*rebound = false;
+	/* A directory owned by anyone but its owner is bc_profile_open's to
+	 * refuse (with the chown that fixes it), not a question of identity. */
+	if (fstatat(s->root_fd, label, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid != (getuid() == 0 ? uid : getuid()))
+		return 0;
+	_cleanup_close_ int dfd = openat(s->root_fd, label, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st) < 0)
 		return bc_error_errno(err, errno, "open profile directory %s", dir);
 	int mk = marker_read(dfd, &m);
-	*rebound = false;
 	if (s->rec.profile_id[0]) {
 		if (mk == 1 && strcmp(m.id, s->rec.profile_id) == 0 && s->rec.dev == (int64_t)st.st_dev &&
 		    s->rec.ino == (int64_t)st.st_ino)
