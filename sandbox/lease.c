@@ -1228,7 +1228,8 @@ int bc_lease_give_back(const char *root, const char *label, const char *task, bo
 		char name[64];
 		snprintf(name, sizeof name, "%s.json", label);
 		if ((r = bc_rm_tree(s.root_fd, label)) < 0)
-			bc_error_errno(err, -r, "delete profile %s/%s", root, label);
+			bc_error_errno(err, -r, "delete %sprofile %s/%s", s.rec.persistent ? "" : "ephemeral ",
+				       root, label);
 		else if (unlinkat(s.meta_fd, name, 0) < 0 && errno != ENOENT)
 			r = bc_error_errno(err, errno, "delete the lease record of %s", label);
 		else
