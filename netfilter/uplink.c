@@ -39,6 +39,7 @@
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
+#include "netlink.h"
 #include "nft.h"
 #include "ruleset.h"
 #include "relay.h"
@@ -66,61 +67,9 @@ static void slot_names(uint32_t net, char *ifname, char *table, char *lock)
 
 /* ---- rtnetlink --------------------------------------------------------- */
 
-/* A receive buffer: MNL_SOCKET_BUFFER_SIZE is at most this, but not a
- * constant (a union may not hold a variable-length array in clang). */
-#define NL_BUF 8192
-
-static uint32_t seq_next(void)
-{
-	static uint32_t seq;
-	if (!seq)
-		seq = (uint32_t)time(NULL);
-	return ++seq;
-}
-
-/* Send nlh on fd (a netlink socket: rtnetlink, or nf_tables for a get) and wait for its answer: the
- * ACK, or with reply set, the first non-error message copied there. */
-static int nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
-{
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	union { char buf[NL_BUF]; struct nlmsghdr align; } u;
-
-	nlh->nlmsg_seq = seq_next();
-	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	if (sendto(fd, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
-		return -errno;
-	for (int round = 0; round < 16; round++) {
-		ssize_t n = recv(fd, u.buf, sizeof u.buf, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		int left = (int)n;
-		for (struct nlmsghdr *m = &u.align; mnl_nlmsg_ok(m, left); m = mnl_nlmsg_next(m, &left)) {
-			if (m->nlmsg_seq != nlh->nlmsg_seq)
-				continue;
-			if (m->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
-				return e->error;
-			}
-			if (reply && m->nlmsg_len <= reply_len) {
-				memcpy(reply, m, m->nlmsg_len);
-				reply = NULL;
-			}
-		}
-	}
-	return -ETIMEDOUT;
-}
-
-int bc_nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
-{
-	return nl_talk(fd, nlh, reply, reply_len);
-}
-
 static int rtnl_open(void)
 {
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	return fd < 0 ? -errno : fd;
+	return bc_nl_open(NETLINK_ROUTE);
 }
 
 /* The veth pair: host end `host`, peer SANDBOX_IF created right in the
@@ -145,7 +94,7 @@ static int link_add_veth(int fd, const char *host, int netns_fd)
 	mnl_attr_nest_end(nlh, peer);
 	mnl_attr_nest_end(nlh, data);
 	mnl_attr_nest_end(nlh, info);
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 static int link_del(int fd, const char *name)
@@ -156,7 +105,7 @@ static int link_del(int fd, const char *name)
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 /* The ifindex of name in the netns fd lives in. */
@@ -170,7 +119,7 @@ static int link_index(int fd, const char *name)
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	memset(&reply, 0, sizeof reply);
-	int r = nl_talk(fd, nlh, reply.buf, sizeof reply.buf);
+	int r = bc_nl_talk(fd, nlh, reply.buf, sizeof reply.buf);
 	if (r < 0)
 		return r;
 	if (reply.align.nlmsg_type != RTM_NEWLINK ||
@@ -190,7 +139,7 @@ static int link_up(int fd, int index)
 	ifi->ifi_index = index;
 	ifi->ifi_flags = IFF_UP;
 	ifi->ifi_change = IFF_UP;
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 static int addr_add(int fd, int index, uint32_t addr, uint8_t prefix)
@@ -206,7 +155,7 @@ static int addr_add(int fd, int index, uint32_t addr, uint8_t prefix)
 	ifa->ifa_index = (uint32_t)index;
 	mnl_attr_put(nlh, IFA_LOCAL, 4, &a);
 	mnl_attr_put(nlh, IFA_ADDRESS, 4, &a);
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 static int route_default(int fd, int index, uint32_t gw)
@@ -224,7 +173,7 @@ static int route_default(int fd, int index, uint32_t gw)
 	rt->rtm_type = RTN_UNICAST;
 	mnl_attr_put(nlh, RTA_GATEWAY, 4, &g);
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 /* ---- the host table ---------------------------------------------------- */
@@ -247,7 +196,7 @@ static int hb_start(struct hbatch *h, const char *table)
 	if (!h->buf)
 		return -ENOMEM;
 	h->b = mnl_nlmsg_batch_start(h->buf, HBATCH_LIMIT);
-	h->seq0 = h->seq = seq_next() * 1000;
+	h->seq0 = h->seq = bc_nl_seq() * 1000;
 	h->table = table;
 	nftnl_batch_begin(mnl_nlmsg_batch_current(h->b), h->seq++);
 	mnl_nlmsg_batch_next(h->b);
@@ -277,44 +226,22 @@ static struct nlmsghdr *hb_msg(struct hbatch *h, uint16_t type, uint16_t flags, 
  * allow_enoent: a NACK with ENOENT is fine (deleting what may be gone). */
 static int hb_send(struct hbatch *h, int fd, bool allow_enoent, struct bc_error *err)
 {
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	union { char buf[NL_BUF]; struct nlmsghdr align; } u;
-	size_t want = h->seq - h->seq0 - 1, acks = 0;
-	int nacked = 0;
+	struct bc_nl_acks a;
+	size_t want = h->seq - h->seq0 - 1;
 
 	nftnl_batch_end(mnl_nlmsg_batch_current(h->b), h->seq++);
 	mnl_nlmsg_batch_next(h->b);
-	if (sendto(fd, mnl_nlmsg_batch_head(h->b), mnl_nlmsg_batch_size(h->b), 0,
-		   (struct sockaddr *)&kernel, sizeof kernel) < 0)
-		return bc_error_errno(err, errno, "host table %s: send", h->table);
-	for (int round = 0; round < 256 && acks < want; round++) {
-		ssize_t n = recv(fd, u.buf, sizeof u.buf, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n < 0)
-			return bc_error_errno(err, errno, "host table %s: read the kernel's answers", h->table);
-		int left = (int)n;
-		for (struct nlmsghdr *m = &u.align; mnl_nlmsg_ok(m, left); m = mnl_nlmsg_next(m, &left)) {
-			if (m->nlmsg_type != NLMSG_ERROR)
-				continue;
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
-			acks++;
-			if (e->error == 0 || (allow_enoent && e->error == -ENOENT) || nacked)
-				continue;
-			uint32_t i = m->nlmsg_seq - h->seq0;
-			nacked = -e->error;
-			bc_error_errno(err, nacked, "host table %s: kernel refused %s", h->table,
-				       i < ARRAY_SIZE(h->what) && h->what[i] ? h->what[i] : "a message");
-		}
+	int r = bc_nl_batch(fd, mnl_nlmsg_batch_head(h->b), mnl_nlmsg_batch_size(h->b), h->seq0,
+			    h->seq - 1, want, allow_enoent ? ENOENT : 0, &a);
+	if (a.error) {
+		uint32_t i = a.error_seq - h->seq0;
+		return bc_error_errno(err, -a.error, "host table %s: kernel refused %s", h->table,
+				      i < ARRAY_SIZE(h->what) && h->what[i] ? h->what[i] : "a message");
 	}
-	if (nacked)
-		return -nacked;
-	if (acks < want)
+	if (r == -EPROTO)
 		return bc_error_set(err, EPROTO, "host table %s: the kernel answered %zu of %zu messages",
-				    h->table, acks, want);
-	return 0;
+				    h->table, a.acks, want);
+	return r < 0 ? bc_error_errno(err, -r, "host table %s: send", h->table) : 0;
 }
 
 static void hb_table(struct hbatch *h, uint16_t type, uint16_t flags)
@@ -674,7 +601,7 @@ static int host_table_exists(int fd, const char *table)
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, table);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
-	int r = nl_talk(fd, nlh, NULL, 0);
+	int r = bc_nl_talk(fd, nlh, NULL, 0);
 	return r == 0 ? 1 : r == -ENOENT ? 0 : r;
 }
 
@@ -923,14 +850,13 @@ static bool default_route_in(void *buf, int len)
 static int route_dump(int srt)
 {
 	char buf[256] = { 0 };
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETROUTE;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq_next();
+	nlh->nlmsg_seq = bc_nl_seq();
 	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
 	rtm->rtm_family = AF_UNSPEC;
-	return sendto(srt, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0 ? -errno : 0;
+	return bc_nl_send(srt, nlh, nlh->nlmsg_len);
 }
 
 static void pasta_reap(struct bc_uplink_state *u)

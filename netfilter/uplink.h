@@ -71,13 +71,6 @@ void bc_uplink_detach(struct bc_uplink_state *u);
  * remove (pasta dies with its launcher) and it returns 0. */
 int bc_uplink_gc(struct bc_error *err);
 
-/* The project's request-answer netlink transport (rtnetlink, nf_tables
- * gets, sock_diag): send nlh on the netlink socket fd with NLM_F_REQUEST |
- * NLM_F_ACK and a fresh sequence number, and wait for the kernel's ACK; the
- * first other message answering it is copied to reply (if it fits in
- * reply_len). 0, the kernel's -errno, or -errno of send/recv. */
-struct nlmsghdr;
-int bc_nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len);
 /* As bc_uplink_gc for the one slot net (struct bc_uplink_state.net):
  * -EBUSY while its lock is held, else 1 if something was removed, 0 if
  * not, or -errno. */
