@@ -950,13 +950,36 @@ static int veth_attach(struct bc_uplink_state *u, int srt, struct bc_error *err)
 	return 0;
 }
 
-/* The sandbox end, through the netlink socket made inside its netns. */
+/* No IPv6 address of its own for the link: the uplink carries IPv4 only,
+ * and a link-local address would still be tentative (duplicate address
+ * detection) when the command starts, then change under it (Chromium
+ * reports that as a network change and fails a navigation). Set while
+ * the link is down, so none is ever made. */
+static int link_no_ipv6_addr(int fd, int index)
+{
+	char buf[256] = { 0 };
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWLINK;
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = index;
+	struct nlattr *spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+	struct nlattr *in6 = mnl_attr_nest_start(nlh, AF_INET6);
+	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+	mnl_attr_nest_end(nlh, in6);
+	mnl_attr_nest_end(nlh, spec);
+	return bc_nl_talk(fd, nlh, NULL, 0);
+}
+
+/* The sandbox end, through the netlink socket made inside its netns:
+ * final before "go" (no address that will still change, the route in). */
 static int veth_connect(struct bc_uplink_state *u, int srt, struct bc_error *err)
 {
 	uint32_t host = u->net + 1, sbx = u->net + 2;
 	int r = 0, idx;
-	if ((idx = link_index(srt, SANDBOX_IF)) < 0 || (r = addr_add(srt, idx, sbx, 30)) < 0 ||
-	    (r = link_up(srt, idx)) < 0 || (r = route_default(srt, idx, host)) < 0)
+	if ((idx = link_index(srt, SANDBOX_IF)) < 0 || (r = link_no_ipv6_addr(srt, idx)) < 0 ||
+	    (r = addr_add(srt, idx, sbx, 30)) < 0 || (r = link_up(srt, idx)) < 0 ||
+	    (r = route_default(srt, idx, host)) < 0)
 		return bc_error_errno(err, idx < 0 ? -idx : -r, "configure %s in the sandbox", SANDBOX_IF);
 	return 0;
 }
