@@ -1662,7 +1662,9 @@ kill:
 	sandbox_kill(&s);
 	waitpid(s.child, NULL, 0);
 out:
-	/* Teardown, whatever the ending: nothing of the sandbox survives. */
+	/* Teardown, whatever the ending: nothing of the sandbox survives but
+	 * what waits for the kernel off the exit's path (uplink.h: the veth
+	 * pair goes with the netns, the slot keeps its host table; gc). */
 	if (s.child > 0)
 		audit_limits(&s);
 	if (s.relay_pid > 0) {
