@@ -130,16 +130,42 @@ static int link_index(int fd, const char *name)
 	return got->ifi_index > 0 ? got->ifi_index : -ENODEV;
 }
 
+/* An RTM_NEWLINK changing link index, in buf (256 bytes, zeroed). */
+static struct nlmsghdr *link_change(char *buf, int index, struct ifinfomsg **ifi)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWLINK;
+	*ifi = mnl_nlmsg_put_extra_header(nlh, sizeof **ifi);
+	(*ifi)->ifi_family = AF_UNSPEC;
+	(*ifi)->ifi_index = index;
+	return nlh;
+}
+
 static int link_up(int fd, int index)
 {
 	char buf[256] = { 0 };
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWLINK;
-	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = index;
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh = link_change(buf, index, &ifi);
 	ifi->ifi_flags = IFF_UP;
 	ifi->ifi_change = IFF_UP;
+	return bc_nl_talk(fd, nlh, NULL, 0);
+}
+
+/* No IPv6 address of its own for the link: the uplink carries IPv4 only,
+ * and a link-local address would still be tentative (duplicate address
+ * detection) when the command starts, then change under it (Chromium
+ * reports that as a network change and fails a navigation). Set while
+ * the link is down, so none is ever made. */
+static int link_no_ipv6_addr(int fd, int index)
+{
+	char buf[256] = { 0 };
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh = link_change(buf, index, &ifi);
+	struct nlattr *spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+	struct nlattr *in6 = mnl_attr_nest_start(nlh, AF_INET6);
+	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+	mnl_attr_nest_end(nlh, in6);
+	mnl_attr_nest_end(nlh, spec);
 	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
@@ -948,27 +974,6 @@ static int veth_attach(struct bc_uplink_state *u, int srt, struct bc_error *err)
 	    (r = link_up(rt, idx)) < 0)
 		return bc_error_errno(err, idx < 0 ? -idx : -r, "configure %s", u->host_if);
 	return 0;
-}
-
-/* No IPv6 address of its own for the link: the uplink carries IPv4 only,
- * and a link-local address would still be tentative (duplicate address
- * detection) when the command starts, then change under it (Chromium
- * reports that as a network change and fails a navigation). Set while
- * the link is down, so none is ever made. */
-static int link_no_ipv6_addr(int fd, int index)
-{
-	char buf[256] = { 0 };
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWLINK;
-	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = index;
-	struct nlattr *spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
-	struct nlattr *in6 = mnl_attr_nest_start(nlh, AF_INET6);
-	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
-	mnl_attr_nest_end(nlh, in6);
-	mnl_attr_nest_end(nlh, spec);
-	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 /* The sandbox end, through the netlink socket made inside its netns:
