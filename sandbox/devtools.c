@@ -19,7 +19,7 @@
 #include <libmnl/libmnl.h>
 
 #include "devtools.h"
-#include "../netfilter/uplink.h"
+#include "../netfilter/netlink.h"
 
 #define ANNOUNCE "DevTools listening on ws://127.0.0.1:"
 #define MARK "DevTools listening on"
@@ -227,11 +227,11 @@ int bc_devtools_prepare(struct bc_devtools *d, uint16_t host_port, uint16_t sand
 	if ((r = host_listen(host_port, &d->host_port)) < 0)
 		return bc_error_errno(err, -r, "listen for DevTools clients on the host's 127.0.0.1");
 	d->listen_fd = r;
-	d->diag_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (d->diag_fd < 0)
-		return bc_error_errno(err, errno, "open a NETLINK_SOCK_DIAG socket to check who connects "
+	if ((r = bc_nl_open(NETLINK_SOCK_DIAG)) < 0)
+		return bc_error_errno(err, -r, "open a NETLINK_SOCK_DIAG socket to check who connects "
 				      "to the DevTools port (the kernel needs CONFIG_INET_DIAG and "
 				      "tcp_diag; or use --remote-debugging-pipe)");
+	d->diag_fd = r;
 	if ((r = diag_selftest(d)) < 0)
 		return bc_error_errno(err, -r, "sock_diag cannot tell who owns a connection to the "
 				      "DevTools port (load tcp_diag, or use --remote-debugging-pipe)");

@@ -84,6 +84,7 @@
 #include "landlock.h"
 #include "launch.h"
 #include "mount.h"
+#include "netlink.h"
 #include "nflog.h"
 #include "nft.h"
 #include "runtime.h"
@@ -528,9 +529,9 @@ static int dns_socket(int type, struct bc_error *err)
  * later the DNS filter's and NFLOG's ("net", child_sockets). */
 static int child_netns_socket(int sync_fd, struct bc_error *err)
 {
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int fd = bc_nl_open(NETLINK_ROUTE);
 	if (fd < 0)
-		return bc_error_errno(err, errno, "open a route netlink socket in the sandbox");
+		return bc_error_errno(err, -fd, "open a route netlink socket in the sandbox");
 	int r = msg_send_fds(sync_fd, BC_MSG_NETNS, 1, NULL, &fd, 1);
 	close(fd);
 	return r < 0 ? bc_error_errno(err, -r, "hand the network sockets to the supervisor") : 0;
@@ -1661,7 +1662,9 @@ kill:
 	sandbox_kill(&s);
 	waitpid(s.child, NULL, 0);
 out:
-	/* Teardown, whatever the ending: nothing of the sandbox survives. */
+	/* Teardown, whatever the ending: nothing of the sandbox survives but
+	 * what waits for the kernel off the exit's path (uplink.h: the veth
+	 * pair goes with the netns, the slot keeps its host table; gc). */
 	if (s.child > 0)
 		audit_limits(&s);
 	if (s.relay_pid > 0) {
