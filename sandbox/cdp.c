@@ -89,8 +89,11 @@ static int origin_of(const char *url, char *out, size_t size, bool inner)
 			return -EINVAL;
 		return snprintf(out, size, "blob:%s", in) < (int)size ? 0 : -EINVAL;
 	}
-	if (rest[0] != '/' || rest[1] != '/')
+	if (rest[0] != '/' || rest[1] != '/') {
+		if (inner)
+			return -EINVAL;   /* a blob's origin has a host */
 		return snprintf(out, size, "%s:", scheme) < (int)size ? 0 : -EINVAL;
+	}
 	rest += 2;
 	size_t alen = strcspn(rest, "/?#");
 	const char *host = rest;
