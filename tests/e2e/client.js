@@ -95,6 +95,27 @@ const steps = {
 		out({ name: download.suggestedFilename(), file, kept, sha256, failure });
 	},
 
+	// A download the site names (Content-Disposition), left under the
+	// GUID name Chromium saved it as; a copy saved under another name;
+	// and the page driven as usual (goto, evaluate, close) on the way.
+	async 'site-download'(dir, url) {
+		const { chromium } = load('playwright-core');
+		const ctx = await chromium.launchPersistentContext(dir, {
+			executablePath: wrapper, acceptDownloads: true,
+			downloadsPath: path.join(dir, 'Downloads'),
+		});
+		const page = ctx.pages()[0] || await ctx.newPage();
+		await page.goto(url);
+		const evaluated = await page.evaluate(() => 6 * 7);
+		const title = await page.title();
+		const [download] = await Promise.all([page.waitForEvent('download'), page.click('#dl')]);
+		const file = await download.path();
+		await download.saveAs(path.join(dir, 'Downloads', 'kept.csv'));
+		const after = await page.evaluate(() => document.getElementById('dl').textContent);
+		await ctx.close();
+		out({ name: download.suggestedFilename(), file, evaluated, title, after });
+	},
+
 	// A page on a site the policy does not allow.
 	async 'goto'(url) {
 		const { chromium } = load('playwright-core');
