@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -127,12 +128,18 @@ int bc_cdp_origin(const char *url, char *out, size_t size)
 	return r;
 }
 
+static size_t slots(const struct bc_cdp_table *t)
+{
+	size_t n = __atomic_load_n(&t->n, __ATOMIC_ACQUIRE);
+	return n < BC_CDP_MAX_DOWNLOADS ? n : BC_CDP_MAX_DOWNLOADS;
+}
+
 const struct bc_cdp_download *bc_cdp_lookup(const struct bc_cdp_table *t, const char *guid)
 {
 	if (!t || !t->v || !guid)
 		return NULL;
-	for (size_t i = 0; i < t->n; i++)
-		if (strcmp(t->v[i].guid, guid) == 0)
+	for (size_t i = 0, n = slots(t); i < n; i++)
+		if (__atomic_load_n(&t->v[i].used, __ATOMIC_ACQUIRE) && strcmp(t->v[i].guid, guid) == 0)
 			return &t->v[i];
 	return NULL;
 }
@@ -159,17 +166,19 @@ int bc_cdp_message(struct bc_cdp_table *t, const char *msg, size_t len)
 		r = -ENOMEM;
 		goto done;
 	}
-	if (t->n >= BC_CDP_MAX_DOWNLOADS) {
-		t->dropped++;
+	size_t i = __atomic_fetch_add(&t->n, 1, __ATOMIC_ACQ_REL);
+	if (i >= BC_CDP_MAX_DOWNLOADS) {
+		__atomic_fetch_sub(&t->n, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_add(&t->dropped, 1, __ATOMIC_RELAXED);
 		r = -ENOSPC;
 		goto done;
 	}
-	struct bc_cdp_download *d = &t->v[t->n];
+	struct bc_cdp_download *d = &t->v[i];
 	memset(d, 0, sizeof *d);
 	memcpy(d->guid, guid, strlen(guid) + 1);
 	name_copy(d->name, sizeof d->name, name);
 	bc_cdp_origin(url, d->origin, sizeof d->origin);
-	t->n++;
+	__atomic_store_n(&d->used, true, __ATOMIC_RELEASE);
 	r = 1;
 done:
 	bc_jv_free(v);
@@ -178,6 +187,11 @@ done:
 
 void bc_cdp_table_free(struct bc_cdp_table *t)
 {
+	if (t->shared) {
+		memset(t->v, 0, BC_CDP_MAX_DOWNLOADS * sizeof *t->v);
+		t->n = t->dropped = 0;
+		return;
+	}
 	free(t->v);
 	*t = (struct bc_cdp_table){0};
 }
@@ -239,8 +253,112 @@ bool bc_cdp_pipe_arg(int argc, char *const argv[])
 
 struct bc_cdp_table *bc_cdp_seen(void)
 {
-	static struct bc_cdp_table seen;
-	return &seen;
+	static struct bc_cdp_table private_table;   /* if the mapping cannot be made */
+	static struct bc_cdp_table *seen;
+	if (seen)
+		return seen;
+	size_t size = sizeof *seen + BC_CDP_MAX_DOWNLOADS * sizeof *seen->v;
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return seen = &private_table;
+	seen = m;
+	seen->v = (struct bc_cdp_download *)(seen + 1);
+	seen->shared = true;
+	return seen;
+}
+
+/* ---- WebSocket ------------------------------------------------------------------ */
+
+enum { WS_HTTP, WS_HEAD, WS_BODY, WS_OFF };
+#define WS_HTTP_MAX (16 * 1024)
+
+void bc_cdp_ws_init(struct bc_cdp_ws *w, struct bc_cdp_table *t)
+{
+	*w = (struct bc_cdp_ws){ .table = t, .state = WS_HTTP };
+}
+
+void bc_cdp_ws_free(struct bc_cdp_ws *w)
+{
+	free(w->msg);
+	w->msg = NULL;
+	w->state = WS_OFF;
+}
+
+/* The frame header is whole in w->fh: set up its payload. */
+static void ws_frame(struct bc_cdp_ws *w, size_t lenbytes)
+{
+	uint64_t n = w->fh[1] & 0x7f;
+	if (lenbytes) {
+		n = 0;
+		for (size_t i = 0; i < lenbytes; i++)
+			n = n << 8 | w->fh[2 + i];
+		if (lenbytes == 8 && n >> 63) {
+			w->state = WS_OFF;   /* RFC 6455: the top bit is 0 */
+			return;
+		}
+	}
+	unsigned op = w->fh[0] & 0x0f;
+	bool fin = w->fh[0] & 0x80, rsv = w->fh[0] & 0x70;
+	w->keep = op == 1 && fin && !rsv && n <= BC_CDP_MAX_MESSAGE;
+	if (w->keep && !w->msg && !(w->msg = malloc(BC_CDP_MAX_MESSAGE)))
+		w->keep = false;
+	w->left = n;
+	w->pos = 0;
+	w->len = 0;
+	w->state = WS_BODY;
+}
+
+static void ws_done(struct bc_cdp_ws *w)
+{
+	if (w->keep && w->table)
+		bc_cdp_message(w->table, w->msg, w->len);
+	w->state = WS_HEAD;
+	w->fh_len = 0;
+}
+
+void bc_cdp_ws_scan(struct bc_cdp_ws *w, const char *data, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)data;
+	while (len && w->state != WS_OFF) {
+		if (w->state == WS_HTTP) {
+			if (w->head_len < sizeof w->status)
+				w->status[w->head_len] = (char)*p;
+			w->head_len++;
+			w->crlf = *p == "\r\n\r\n"[w->crlf] ? w->crlf + 1 : *p == '\r' ? 1 : 0;
+			p++, len--;
+			if (w->crlf == 4)
+				w->state = memcmp(w->status, "HTTP/1.1 101", sizeof w->status) == 0 ? WS_HEAD : WS_OFF;
+			else if (w->head_len > WS_HTTP_MAX)
+				w->state = WS_OFF;
+		} else if (w->state == WS_HEAD) {
+			w->fh[w->fh_len++] = *p++;
+			len--;
+			if (w->fh_len < 2)
+				continue;
+			unsigned l7 = w->fh[1] & 0x7f;
+			size_t lenbytes = l7 == 126 ? 2 : l7 == 127 ? 8 : 0;
+			size_t need = 2 + lenbytes + (w->fh[1] & 0x80 ? 4 : 0);
+			if (w->fh_len == need) {
+				ws_frame(w, lenbytes);
+				if (w->state == WS_BODY && !w->left)
+					ws_done(w);
+			}
+		} else {
+			size_t m = w->left < len ? (size_t)w->left : len;
+			if (w->keep) {
+				bool masked = w->fh[1] & 0x80;
+				const unsigned char *key = w->fh + w->fh_len - 4;
+				for (size_t i = 0; i < m; i++)
+					w->msg[w->len++] = (char)(masked ? p[i] ^ key[(w->pos + i) % 4] : p[i]);
+			}
+			w->pos += m;
+			w->left -= m;
+			p += m;
+			len -= m;
+			if (!w->left)
+				ws_done(w);
+		}
+	}
 }
 
 /* ---- the relay ------------------------------------------------------------------ */

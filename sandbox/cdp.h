@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "assign.h"
 #include "util.h"
@@ -41,12 +42,17 @@ struct bc_cdp_download {
 	char guid[BC_CDP_GUID_MAX + 1];
 	char name[BC_CDP_NAME_MAX + 1];      /* the site's file name, sanitized */
 	char origin[BC_CDP_ORIGIN_MAX + 1];  /* "" if the URL had none we accept */
+	bool used;                           /* filled (set last) */
 };
 
+/* Slots are taken atomically and marked used once filled, so that the
+ * supervisor (pipe relay) and the DevTools forwarder (port relay) can
+ * fill one table shared between them (bc_cdp_seen). */
 struct bc_cdp_table {
 	struct bc_cdp_download *v;   /* BC_CDP_MAX_DOWNLOADS slots, allocated on first use */
-	size_t n;
+	size_t n;                    /* slots taken */
 	size_t dropped;              /* downloads not kept: the table was full */
+	bool shared;                 /* v is bc_cdp_seen's mapping: never freed */
 };
 
 /* Splits a byte stream into NUL-ended messages and hands each that may
@@ -85,9 +91,38 @@ int bc_cdp_origin(const char *url, char *out, size_t size);
  * prefix too), before any "--". */
 bool bc_cdp_pipe_arg(int argc, char *const argv[]);
 
-/* The downloads this process's sessions saw (filled by the relay, read
- * by the teardown audit). */
+/* The downloads this process's sessions saw: filled by the relays, read
+ * by the teardown audit. A shared anonymous mapping made on the first
+ * call, so processes forked after it (the DevTools forwarder) fill the
+ * same table. */
 struct bc_cdp_table *bc_cdp_seen(void);
+
+/* ---- WebSocket (port mode: the forwarder's sandbox-to-client bytes) ---- */
+
+/* Reads one connection's server-to-client bytes: the HTTP response (only
+ * a "101" switch is followed further), then frames with 7, 16 or 64-bit
+ * lengths; a text frame that is whole (FIN, no continuation, not
+ * compressed) and at most BC_CDP_MAX_MESSAGE long is one message for
+ * bc_cdp_message; every other frame is skipped. A malformed stream stops
+ * the scan of that connection, never the relay. */
+struct bc_cdp_ws {
+	struct bc_cdp_table *table;
+	int state;                   /* WS_HTTP, WS_HEAD, WS_BODY, WS_OFF */
+	char status[12];             /* "HTTP/1.1 101" */
+	size_t head_len;             /* bytes of the HTTP response so far */
+	unsigned crlf;               /* of "\r\n\r\n" matched */
+	unsigned char fh[14];        /* a frame's header */
+	size_t fh_len;
+	uint64_t left;               /* payload bytes to come */
+	uint64_t pos;                /* into the payload (unmasking) */
+	bool keep;
+	char *msg;
+	size_t len;
+};
+
+void bc_cdp_ws_init(struct bc_cdp_ws *w, struct bc_cdp_table *t);
+void bc_cdp_ws_scan(struct bc_cdp_ws *w, const char *data, size_t len);
+void bc_cdp_ws_free(struct bc_cdp_ws *w);
 
 /* ---- the pipe relay (supervisor) ---- */
 
