@@ -116,6 +116,26 @@ const steps = {
 		out({ name: download.suggestedFilename(), file, evaluated, title, after });
 	},
 
+	// The same download with Puppeteer over its port transport, saved
+	// under its GUID as Playwright has it (Browser.setDownloadBehavior).
+	async 'pp-site-download'(dir, url) {
+		const puppeteer = load('puppeteer-core');
+		const browser = await puppeteer.launch({ executablePath: wrapper, headless: true, userDataDir: dir });
+		const page = await browser.newPage();
+		const cdp = await browser.target().createCDPSession();
+		await cdp.send('Browser.setDownloadBehavior', { behavior: 'allowAndName',
+			downloadPath: path.join(dir, 'Downloads'), eventsEnabled: true });
+		const done = new Promise((res) => cdp.on('Browser.downloadProgress', (e) => {
+			if (e.state !== 'inProgress') res(e);
+		}));
+		await page.goto(url);
+		await page.click('#dl');
+		const e = await done;
+		const evaluated = await page.evaluate(() => 6 * 7);
+		await browser.close();
+		out({ file: path.join(dir, 'Downloads', e.guid), state: e.state, evaluated });
+	},
+
 	// A page on a site the policy does not allow.
 	async 'goto'(url) {
 		const { chromium } = load('playwright-core');

@@ -13,7 +13,9 @@
 # title, download, close); the file is saved under its GUID; the teardown
 # record of that file has site_name "report-2026.csv" and url, the origin
 # only (no path or query); a file under another name (Playwright's saveAs
-# copy) gains nothing.
+# copy) gains nothing; the same with Puppeteer over its port transport
+# (Browser.setDownloadBehavior allowAndName; the DevTools forwarder reads
+# Chromium's WebSocket frames).
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
@@ -21,9 +23,10 @@ set -u
 need_root
 [ -x "$CHROMIUM" ] || skip_all "Chromium not installed (Debian package chromium)"
 [ -x "$WRAPPER" ] || skip_all "wrapper not built at $WRAPPER"
-command -v node >/dev/null || skip_all "Node.js is not installed (needed for Playwright)"
-node -e "require.resolve('playwright-core', {paths: ['$top_srcdir/tests/e2e']})" 2>/dev/null ||
-	skip_all "playwright-core not installed (npm ci at the top of the tree)"
+command -v node >/dev/null || skip_all "Node.js is not installed (needed for Playwright and Puppeteer)"
+node -e "require.resolve('playwright-core', {paths: ['$top_srcdir/tests/e2e']});
+	require.resolve('puppeteer-core', {paths: ['$top_srcdir/tests/e2e']})" 2>/dev/null ||
+	skip_all "playwright-core/puppeteer-core not installed (npm ci at the top of the tree)"
 make_scratch
 make_test_user
 
@@ -101,6 +104,19 @@ for who in root "$TEST_USER"; do
 	check "$who: the query string is nowhere in the audit log" ! grep -q q-secret "$audit"
 	check "$who: the copy under another name is listed" [ "$(teardown_entry kept.csv type)" = file ]
 	check "$who: ... without a site_name" [ "$(teardown_entry kept.csv site_name)" = null ]
+
+	# ---- Puppeteer: the port transport, through the DevTools forwarder --
+	DIR_P=$(as "$who" mktemp -d "/tmp/bcdl-pp-$who.XXXXXX"); on_exit "rm -rf '$DIR_P'"
+	rm -f "$audit"
+	OUT=$(client pp-site-download "$DIR_P" "$URL/page.html")
+	[ -n "$OUT" ] || errtail
+	check "$who: Puppeteer (port transport): the download completed, the page evaluated" \
+		eval "[ \"\$(json state <<<'$OUT')\" = completed ] && [ \"\$(json evaluated <<<'$OUT')\" = 42 ]"
+	FILE=$(json file <<<"$OUT")
+	guid=${FILE##*/}
+	check "$who: Puppeteer: the GUID-named file ($guid) has site_name report-2026.csv" \
+		[ "$(teardown_entry "$guid" site_name)" = report-2026.csv ]
+	check "$who: ... and url, the origin only" [ "$(teardown_entry "$guid" url)" = "$URL" ]
 done
 
 done_testing

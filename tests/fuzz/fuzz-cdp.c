@@ -4,7 +4,8 @@
  * it must not crash or leak; both feeds must record the same downloads;
  * every entry must be a valid guid (1 to 64 of [0-9A-Za-z-]), unique,
  * with a name and origin that fit and hold no control character, and a
- * name without '/' or '\'; the table never exceeds its bound. The bytes,
+ * name without '/' or '\'; the table never exceeds its bound. The same
+ * holds for the bytes read as WebSocket frames (port mode). The bytes,
  * as a string, are also an URL whose origin has no path, query or user
  * info. */
 #include "config.h"
@@ -59,6 +60,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	bc_cdp_scanner_free(&a);
 	bc_cdp_scanner_free(&b);
+	bc_cdp_table_free(&whole);
+	bc_cdp_table_free(&pieces);
+
+	/* The same bytes as WebSocket frames after a switch, whole and in
+	 * pieces. */
+	static const char sw[] = "HTTP/1.1 101 Switching\r\n\r\n";
+	struct bc_cdp_ws wa, wb;
+	bc_cdp_ws_init(&wa, &whole);
+	bc_cdp_ws_init(&wb, &pieces);
+	bc_cdp_ws_scan(&wa, sw, sizeof sw - 1);
+	bc_cdp_ws_scan(&wb, sw, sizeof sw - 1);
+	bc_cdp_ws_scan(&wa, (const char *)data, size);
+	for (size_t off = 0, step = 1; off < size; off += step, step = step * 5 % 13 + 1)
+		bc_cdp_ws_scan(&wb, (const char *)data + off, off + step <= size ? step : size - off);
+	check_table(&whole);
+	check_table(&pieces);
+	if (whole.n != pieces.n)
+		abort();
+	for (size_t i = 0; i < whole.n; i++)
+		if (memcmp(&whole.v[i], &pieces.v[i], sizeof whole.v[i]) != 0)
+			abort();
+	bc_cdp_ws_free(&wa);
+	bc_cdp_ws_free(&wb);
 	bc_cdp_table_free(&whole);
 	bc_cdp_table_free(&pieces);
 

@@ -2,7 +2,8 @@
  * messages name a download, what of them is kept (guid checked, name
  * sanitized and cut, the URL's origin only), the stream split on NULs in
  * any pieces with oversized messages skipped, the table's bound, the
- * command lines that ask for the pipe; and, unprivileged, the relay
+ * command lines that ask for the pipe; WebSocket frames (port mode:
+ * lengths, masks, frames skipped); and, unprivileged, the relay
  * itself on real descriptors: bytes copied unchanged, names read on the
  * way, Chromium's end of file passed on, a client that is gone closing
  * Chromium's way to it, and the client's descriptor back in place when
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -149,6 +151,106 @@ static void test_relay(void)
 	close(sp[0]);
 }
 
+/* A server frame (FIN, opcode op) around payload, with the smallest
+ * length encoding unless force (2: 16-bit, 8: 64-bit); masked with key
+ * if key. Returns its length. */
+static size_t frame(unsigned char *out, unsigned op, bool fin, const char *payload, size_t n,
+		    int force, const unsigned char *key)
+{
+	size_t o = 0;
+	out[o++] = (unsigned char)((fin ? 0x80 : 0) | op);
+	unsigned char m = key ? 0x80 : 0;
+	if (force == 8 || n > 65535) {
+		out[o++] = m | 127;
+		for (int i = 7; i >= 0; i--)
+			out[o++] = (unsigned char)((uint64_t)n >> (8 * i));
+	} else if (force == 2 || n > 125) {
+		out[o++] = m | 126;
+		out[o++] = (unsigned char)(n >> 8);
+		out[o++] = (unsigned char)n;
+	} else
+		out[o++] = m | (unsigned char)n;
+	if (key) {
+		memcpy(out + o, key, 4);
+		o += 4;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[o + i] = (unsigned char)(key ? payload[i] ^ key[i % 4] : payload[i]);
+	return o + n;
+}
+
+static void test_ws(void)
+{
+	static const char resp[] = "HTTP/1.1 101 WebSocket Protocol Handshake\r\nUpgrade: WebSocket\r\n"
+		"Connection: Upgrade\r\nSec-WebSocket-Accept: x\r\n\r\n";
+	static unsigned char buf[200000];
+	static char big[70000];
+	const unsigned char key[4] = { 0x12, 0x34, 0x56, 0x78 };
+	size_t n = 0;
+	memcpy(buf, resp, strlen(resp));
+	n += strlen(resp);
+	const char *m1 = WILL("Browser.downloadWillBegin", "w-7", "http://a.example/x", "seven.txt");
+	const char *m2 = WILL("Browser.downloadWillBegin", "w-16", "http://a.example/x", "sixteen.txt");
+	const char *m3 = WILL("Browser.downloadWillBegin", "w-64", "http://a.example/x", "sixtyfour.txt");
+	const char *m4 = WILL("Browser.downloadWillBegin", "w-mask", "http://a.example/x", "masked.txt");
+	const char *m5 = WILL("Browser.downloadWillBegin", "w-frag", "http://a.example/x", "frag.txt");
+	const char *m6 = WILL("Browser.downloadWillBegin", "w-bin", "http://a.example/x", "bin.txt");
+	const char *m7 = WILL("Browser.downloadWillBegin", "w-last", "http://a.example/x", "last.txt");
+	memset(big, ' ', sizeof big);
+	n += frame(buf + n, 1, true, m1, strlen(m1), 0, NULL);
+	n += frame(buf + n, 9, true, "ping", 4, 0, NULL);                 /* control frame */
+	n += frame(buf + n, 1, true, big, sizeof big, 0, NULL);           /* > the limit: skipped */
+	n += frame(buf + n, 1, true, m2, strlen(m2), 2, NULL);
+	n += frame(buf + n, 1, true, m3, strlen(m3), 8, NULL);
+	n += frame(buf + n, 1, true, m4, strlen(m4), 0, key);
+	n += frame(buf + n, 1, false, m5, 20, 0, NULL);                    /* fragmented: skipped */
+	n += frame(buf + n, 0, true, m5 + 20, strlen(m5) - 20, 0, NULL);
+	n += frame(buf + n, 2, true, m6, strlen(m6), 0, NULL);            /* binary: skipped */
+	n += frame(buf + n, 1, true, "", 0, 0, NULL);
+	n += frame(buf + n, 1, true, m7, strlen(m7), 0, NULL);
+	for (int pass = 0; pass < 2; pass++) {
+		struct bc_cdp_table t = {0};
+		struct bc_cdp_ws w;
+		bc_cdp_ws_init(&w, &t);
+		if (pass == 0)
+			bc_cdp_ws_scan(&w, (const char *)buf, n);
+		else
+			for (size_t i = 0; i < n; i++)
+				bc_cdp_ws_scan(&w, (const char *)buf + i, 1);
+		const char *how = pass ? "byte by byte" : "whole";
+		ok(bc_cdp_lookup(&t, "w-7") && bc_cdp_lookup(&t, "w-16") && bc_cdp_lookup(&t, "w-64"),
+		   "ws (%s): text frames with 7, 16 and 64-bit lengths are read", how);
+		is_str(bc_cdp_lookup(&t, "w-mask") ? bc_cdp_lookup(&t, "w-mask")->name : NULL, "masked.txt",
+		       "ws (%s): a masked frame is unmasked", how);
+		ok(!bc_cdp_lookup(&t, "w-frag") && !bc_cdp_lookup(&t, "w-bin"),
+		   "ws (%s): fragmented and binary frames are skipped", how);
+		ok(bc_cdp_lookup(&t, "w-last") != NULL && t.n == 5,
+		   "ws (%s): after skipped frames, the stream is still followed (%zu)", how, t.n);
+		bc_cdp_ws_free(&w);
+		bc_cdp_table_free(&t);
+	}
+	/* Not a switch to WebSocket (a /json reply): nothing after is read. */
+	struct bc_cdp_table t = {0};
+	struct bc_cdp_ws w;
+	bc_cdp_ws_init(&w, &t);
+	static const char http[] = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n";
+	bc_cdp_ws_scan(&w, http, strlen(http));
+	n = frame(buf, 1, true, m1, strlen(m1), 0, NULL);
+	bc_cdp_ws_scan(&w, (const char *)buf, n);
+	ok(t.n == 0, "ws: after a response that is not 101, frames are not read");
+	bc_cdp_ws_free(&w);
+	/* A 64-bit length with its top bit set stops the scan. */
+	bc_cdp_ws_init(&w, &t);
+	bc_cdp_ws_scan(&w, resp, strlen(resp));
+	static const unsigned char bad[] = { 0x81, 127, 0x80, 0, 0, 0, 0, 0, 0, 1 };
+	bc_cdp_ws_scan(&w, (const char *)bad, sizeof bad);
+	n = frame(buf, 1, true, m1, strlen(m1), 0, NULL);
+	bc_cdp_ws_scan(&w, (const char *)buf, n);
+	ok(t.n == 0, "ws: a malformed length ends the scan of that connection");
+	bc_cdp_ws_free(&w);
+	bc_cdp_table_free(&t);
+}
+
 int main(void)
 {
 	struct bc_cdp_table t = {0};
@@ -261,6 +363,7 @@ int main(void)
 	ok(!pipe_arg("--remote-debugging-port=0", NULL), "pipe: the port is not the pipe");
 	ok(!pipe_arg("--remote-debugging-pipes", NULL), "pipe: another switch");
 
+	test_ws();
 	test_relay();
 	return tap_done();
 }
