@@ -31,8 +31,8 @@
  *                                   drop caps, reap, forward                   env, close fds,
  *                                   signals, exit with status                  drop caps,
  *   8 forward signals, deadline,                                               no_new_privs,
- *     reap, tear down, exit                                                    seccomp (last),
- *                                                                              "ready", execve
+ *     relay the DevTools pipe,                                                 seccomp (last),
+ *     reap, tear down, exit                                                    "ready", execve
  *
  * The three work side by side: while the supervisor makes the uplink (and
  * on v1 the cgroup), pid 2 makes the network namespace and commits the
