@@ -377,9 +377,12 @@ int bc_cdp_relay_prepare(struct bc_cdp_relay *r, int fd, struct bc_error *err)
 	r->out_socket = fstat(r->out_fd, &st) == 0 && S_ISSOCK(st.st_mode);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return bc_error_errno(err, errno, "DevTools pipe: pipe");
-	/* The sandbox's end blocks as the client's did; ours never blocks. */
-	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0 || dup3(p[1], fd, 0) < 0 ||
-	    (!r->out_socket && r->out_flags >= 0 && fcntl(r->out_fd, F_SETFL, r->out_flags | O_NONBLOCK) < 0)) {
+	/* The sandbox's end blocks as the client's did; ours never blocks
+	 * (a socket's writes say so per call). fd changes last: a failure
+	 * before leaves the client's descriptor where it was. */
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    (!r->out_socket && (r->out_flags < 0 || fcntl(r->out_fd, F_SETFL, r->out_flags | O_NONBLOCK) < 0)) ||
+	    dup3(p[1], fd, 0) < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
