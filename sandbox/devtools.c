@@ -18,6 +18,7 @@
 
 #include <libmnl/libmnl.h>
 
+#include "cdp.h"
 #include "devtools.h"
 #include "../netfilter/netlink.h"
 
@@ -259,6 +260,7 @@ struct relay {
 	char buf[2][RELAY_BUF];       /* buf[k]: read from fd[k], to go to fd[1-k] */
 	size_t len[2], off[2];
 	bool eof[2];
+	struct bc_cdp_ws ws;          /* Chromium's side, read for download names (cdp.h) */
 };
 
 struct fwd {
@@ -284,6 +286,7 @@ static void relay_free(struct fwd *f, size_t i)
 	struct relay *r = f->relays[i];
 	close(r->fd[0]);
 	close(r->fd[1]);
+	bc_cdp_ws_free(&r->ws);
 	free(r);
 	f->relays[i] = NULL;
 }
@@ -425,6 +428,7 @@ static void relay_accept(struct fwd *f)
 	}
 	r->fd[0] = c;
 	r->fd[1] = s;
+	bc_cdp_ws_init(&r->ws, bc_cdp_seen());
 	f->relays[slot] = r;
 }
 
@@ -445,6 +449,8 @@ static void relay_step(struct fwd *f, size_t i, const struct pollfd *pfd)
 			} else if (n > 0) {
 				r->len[k] = (size_t)n;
 				r->off[k] = 0;
+				if (k == 1)
+					bc_cdp_ws_scan(&r->ws, r->buf[1], (size_t)n);
 			}
 		}
 		if (r->len[k] && (out & (POLLOUT | POLLERR | POLLHUP))) {
@@ -522,6 +528,7 @@ int bc_devtools_start(struct bc_devtools *d, int out_fd, struct bc_audit *a, str
 	sigset_t term;
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
+	bc_cdp_seen();   /* mapped before the fork: the forwarder fills the supervisor's table */
 	pid_t parent = getpid(), pid = fork();
 	if (pid < 0)
 		return bc_error_errno(err, errno, "fork the DevTools forwarder");

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "assign.h"
+#include "cdp.h"
 #include "hostids.h"
 #include "json.h"
 #include "lease.h"
@@ -759,6 +760,13 @@ static void scan_entry(struct scan *sc, const char *name, const char *type, int6
 	}
 	bc_json_init(&e);
 	bc_json_str(&e, "name", name);
+	/* A file Chromium saved under a download's guid: the name the site
+	 * gave it and where from, as the DevTools pipe said (cdp.h). */
+	const struct bc_cdp_download *dl = strcmp(type, "file") == 0 ? bc_cdp_lookup(bc_cdp_seen(), name) : NULL;
+	if (dl) {
+		bc_json_str(&e, "site_name", dl->name);
+		bc_json_str(&e, "url", dl->origin[0] ? dl->origin : NULL);
+	}
 	bc_json_str(&e, "type", type);
 	if (size >= 0)
 		bc_json_int(&e, "size", size);
