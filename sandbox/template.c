@@ -555,8 +555,9 @@ int bc_fork_downloads_prepare(struct bc_fork_downloads *f, const char *root, con
 	if ((r = bc_quota_apply(&f->quota, f->fd, f->dir, p, a, err)) < 0) {
 		char msg[sizeof err->msg];
 		copy_str(msg, sizeof msg, err->msg);
-		bc_error_set(err, -r, "%s; or keep a fork's downloads in it ([filesystem] fork_downloads = discard)",
-			     msg);
+		err->code = 0;
+		bc_error_set(err, -r, "%s; or, for a template fork, set [filesystem] fork_downloads = discard "
+			     "(its downloads then stay on its tmpfs, unlisted)", msg);
 		goto fail;
 	}
 	if ((*launch_fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 3)) < 0) {

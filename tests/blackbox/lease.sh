@@ -269,7 +269,7 @@ print(json.dumps(r, sort_keys=True))' "$AUD" "$1" "$2"; }
 	RO_BIND="$top_builddir/tests/helpers,$SCRATCH/chan" write_policy "$KPOL" "filesystem.fork_downloads = keep"
 	RO_BIND="$top_builddir/tests/helpers,$SCRATCH/chan" write_policy "$DPOL" "filesystem.fork_downloads = discard"
 	fork "$KPOL" 'printf kept >"$BROWSERCAGE_DOWNLOADS/kept.txt"' >/dev/null 2>&1
-	sid=$(lastsid); fr=$(rec fork_downloads "$sid")
+	sid=$(lastsid); ksid=$sid; fr=$(rec fork_downloads "$sid")
 	check "$who: fork_downloads = keep leaves the directory, owned by the sandbox's uid, audited" \
 		eval '[ "$(cat "$R/.forks/$sid/Downloads/kept.txt")" = kept ] &&
 			[ "$(stat -c %u:%g "$R/.forks/$sid/Downloads")" = "$owner:$ogroup" ] &&
@@ -278,6 +278,15 @@ print(json.dumps(r, sort_keys=True))' "$AUD" "$1" "$2"; }
 	sid=$(lastsid); td=$(rec teardown "$sid")
 	check "$who: fork_downloads = discard keeps them on the fork's tmpfs, unlisted" \
 		eval '[ ! -e "$R/.forks/$sid" ] && grep -q "\"downloads\": null" <<<"$td"'
+	QPOL=$SCRATCH/quota-$who.ini
+	sed -e 's/^required = no$/required = yes/' -e '/^\[filesystem\]$/a profile_quota = 64M' "$KPOL" >"$QPOL"; chmod 644 "$QPOL"
+	nstart=$(grep -c '"event":"start"' "$AUD")
+	out=$(fork "$QPOL" 'echo STARTED' 2>&1)
+	bounded() { [ "$out" = STARTED ] && grep -q "\"event\":\"disk\",.*\"profile\":\"$R/.forks/.*/Downloads\",.*\"enforced_by\":\"project_quota\"" "$AUD"; }
+	refused() { grep -q "profile_quota = 64M cannot be enforced: .*$R/.forks/.*/Downloads.*fork_downloads = discard" <<<"$out" &&
+		[ "$(grep -c '"event":"start"' "$AUD")" = "$nstart" ] && [ -z "$(ls -A "$R/.forks" | grep -v "^$ksid\$")" ]; }
+	check "$who: a fork's downloads get the profile's quota, or the fork is refused with the fix while limits are required" \
+		eval 'bounded || refused'
 	out=$(run --template ../x -- /bin/true 2>&1)
 	check "$who: a template name with '..' is refused" grep -q "template name '../x' is not valid" <<<"$out"
 	mkdir -m 700 "$R/templates/badgroup"; chown "$owner:0" "$R/templates/badgroup"
