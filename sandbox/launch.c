@@ -299,6 +299,9 @@ void bc_launch_free(struct bc_launch *l)
 	if (l->profile_fd >= 0)
 		close(l->profile_fd);
 	l->profile_fd = -1;
+	if (l->fork_downloads_dir && l->fork_downloads_fd >= 0)
+		close(l->fork_downloads_fd);
+	l->fork_downloads_fd = -1;
 }
 
 /* ---- worker: the process that becomes the command ------------------------ */
@@ -1522,6 +1525,11 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	if (l->template_dir) {
 		rfs.template_dir = l->template_dir;
 		rfs.template_fd = TAKE_FD(l->template_fd);
+	}
+	if (l->fork_downloads_dir && (ret = bc_rootfs_fork_downloads(&rfs, l->fork_downloads_dir,
+								    TAKE_FD(l->fork_downloads_fd), err)) < 0) {
+		bc_rootfs_free(&rfs);
+		return ret;
 	}
 	if ((ret = host_ids_prepare(l, &rfs, err)) < 0) {
 		bc_rootfs_free(&rfs);

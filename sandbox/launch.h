@@ -39,6 +39,8 @@ struct bc_launch {
 	const char *profile_label;    /* the leased label, for the audit log */
 	const char *template_dir;     /* --template: host dir of the overlay's lower layer */
 	int template_fd;              /* its O_PATH fd from bc_profile_open (used if template_dir) */
+	const char *fork_downloads_dir; /* --template: host Downloads bound over the fork's (template.h) */
+	int fork_downloads_fd;        /* its O_PATH fd (used if fork_downloads_dir; moves to the launch) */
 	/* --devtools-forward: the command's stderr is a pipe read by the
 	 * DevTools forwarder (devtools.h); devtools_stderr is its write end,
 	 * set by bc_launch_run. Chromium's port inside the sandbox (1..65535)

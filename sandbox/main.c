@@ -125,6 +125,7 @@ static int cmd_run(int argc, char **argv)
 	struct bc_lease lease = { .lock_fd = -1 };
 	struct bc_quota quota = BC_QUOTA_INIT;
 	struct bc_launch l = { .profile_fd = -1, .audit = &audit };
+	struct bc_fork_downloads fdl = BC_FORK_DOWNLOADS_INIT;
 	struct bc_policy p = {0};
 	struct bc_error err = {0};
 	int cli_fds[64], n_cli_fds = 0, c, ret, task_fd = -1;
@@ -348,6 +349,12 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		l.template_dir = tdir;
+		if (bc_fork_downloads_prepare(&fdl, root, l.session_id, &p, l.profile_uid, l.profile_gid, &audit,
+					      &l.fork_downloads_fd, &err) < 0) {
+			ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+			goto out;
+		}
+		l.fork_downloads_dir = fdl.active ? fdl.dir : NULL;
 	}
 	/* The disk bound: a project quota on an assigned profile (refused here
 	 * when it cannot be enforced and limits are required); a template's
@@ -372,9 +379,10 @@ out:
 		bc_teardown_audit(&audit, template_name ? "template_upper_discarded"
 				  : !l.profile_dir ? "ephemeral_destroyed"
 				  : label ? bc_lease_disposition(&lease) : "persistent_kept",
-				  l.profile_dir, l.profile_dir && p.downloads ? dl : NULL);
+				  l.profile_dir, fdl.active ? fdl.dir : l.profile_dir && p.downloads ? dl : NULL);
 	}
 	bc_quota_release(&quota);
+	bc_fork_downloads_end(&fdl, &audit);
 	/* Nothing ran unless the launch began: the profile is still clean. */
 	bc_lease_release(&lease, !launched || l.clean, &audit);
 	if (l.template_dir && l.template_fd >= 0)

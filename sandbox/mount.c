@@ -158,6 +158,21 @@ fail:
 	return ret;
 }
 
+int bc_rootfs_fork_downloads(struct bc_rootfs *r, const char *src, int fd, struct bc_error *err)
+{
+	if (!r->template_dir || !r->downloads) {
+		close(fd);
+		return bc_error_set(err, EINVAL, "fork downloads without a template fork's Downloads");
+	}
+	int ret = rootfs_add(r, r->downloads, src, fd, BC_BIND_RW, true);
+	if (ret < 0) {
+		close(fd);
+		return bc_error_set(err, ret, "out of memory");
+	}
+	r->binds[r->n_binds - 1].late = true;
+	return 0;
+}
+
 static int idmapped_tree(int fd, const char *path, bool ro, int userns_fd, struct bc_error *err)
 {
 	int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
@@ -665,7 +680,7 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 		goto out;
 	}
 	for (size_t i = 0; i < r->n_binds; i++)
-		if ((ret = bind_one(&sorted[i], fds[i], err)) < 0)
+		if (!sorted[i].late && (ret = bind_one(&sorted[i], fds[i], err)) < 0)
 			goto out;
 	if (tmpl >= 0 && (ret = mount_template(r, tmpl, err)) < 0)
 		goto out;
@@ -673,6 +688,10 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 		goto out;
 	if (r->downloads && (ret = ensure_user_dir(rel(r->downloads), r, err)) < 0)
 		goto out;
+	/* a fork's host Downloads, over the directory just made in the overlay */
+	for (size_t i = 0; i < r->n_binds; i++)
+		if (sorted[i].late && (ret = bind_one(&sorted[i], fds[i], err)) < 0)
+			goto out;
 	if ((ret = build_etc(r, err)) < 0)
 		goto out;
 

@@ -30,6 +30,7 @@ struct bc_bind {
 				    * mount (bc_rootfs_idmap), attached as is; -1 */
 	enum bc_bind_kind kind;
 	bool is_dir;
+	bool late;                 /* bound after the template's overlay, inside it */
 };
 
 struct bc_rootfs {
@@ -58,6 +59,13 @@ struct bc_rootfs {
  * ownership moves to r) or NULL/-1 for an ephemeral one. */
 int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid, gid_t gid,
 		      const char *profile_dir, int profile_fd, struct bc_error *err);
+
+/* Supervisor, step 1, --template with downloads: bind the host directory
+ * src (fd: its O_PATH fd from bc_fork_downloads_prepare, ownership moves
+ * to r) read-write over the overlay's Downloads, so what the fork
+ * downloads outlives it. The child makes Downloads in the overlay (no
+ * symlink on the way) before attaching it. */
+int bc_rootfs_fork_downloads(struct bc_rootfs *r, const char *src, int fd, struct bc_error *err);
 
 /* Supervisor, step 1, as root: detached, idmapped copies of the profile
  * directory and the template (attributes set: the child may not change

@@ -66,6 +66,7 @@ struct key {
 static const char *const net_modes[] = { "none", "filtered", NULL };
 static const char *const uplinks[] = { "auto", "veth", "pasta", "relay", NULL };
 static const char *const profile_kinds[] = { "ephemeral", "assigned", NULL };
+static const char *const fork_dl_kinds[] = { "record", "keep", "discard", NULL };
 
 #define F(m) .off = offsetof(struct bc_policy, m), .size = sizeof(((struct bc_policy *)0)->m)
 #define N(m) .off_n = offsetof(struct bc_policy, m)
@@ -100,6 +101,7 @@ static const struct key keys[] = {
 	{ "filesystem", "shm_size", K_SIZE, F(shm_size), .min = MIB, .max = TIB },
 	{ "filesystem", "downloads", K_BOOL, F(downloads) },
 	{ "filesystem", "profile_quota", K_SIZE, F(profile_quota), .min = MIB, .max = 16 * TIB, .zero_ok = true },
+	{ "filesystem", "fork_downloads", K_ENUM, F(fork_downloads), .choices = fork_dl_kinds },
 
 	{ "network", "mode", K_ENUM, F(net_mode), .choices = net_modes },
 	{ "network", "uplink", K_ENUM, F(uplink), .choices = uplinks },
@@ -1066,6 +1068,7 @@ int bc_policy_init(struct bc_policy *p)
 		.tmp_size = 256 * MIB, .shm_size = 256 * MIB,
 		.downloads = true,
 		.profile_quota = GIB,
+		.fork_downloads = BC_FORK_DL_RECORD,
 		.net_mode = BC_NET_NONE,
 		.uplink = BC_UPLINK_AUTO,
 		.dns_min_ttl = 30,

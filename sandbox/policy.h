@@ -14,6 +14,8 @@
 enum bc_net_mode { BC_NET_NONE, BC_NET_FILTERED };
 enum bc_uplink { BC_UPLINK_AUTO, BC_UPLINK_VETH, BC_UPLINK_PASTA, BC_UPLINK_RELAY };
 enum bc_profile_kind { BC_PROFILE_EPHEMERAL, BC_PROFILE_ASSIGNED };
+/* [filesystem] fork_downloads: what a template fork's Downloads becomes. */
+enum bc_fork_dl_kind { BC_FORK_DL_RECORD, BC_FORK_DL_KEEP, BC_FORK_DL_DISCARD };
 
 /* An address prefix. family is AF_INET or AF_INET6; addr holds 4 or 16
  * bytes in network order, host bits zero. */
@@ -64,6 +66,7 @@ struct bc_policy {
 	uint64_t profile_quota;              /* bytes the profile may hold, downloads included
 					      * (project quota; tmpfs size when ephemeral);
 					      * default 1G, 0 = no limit */
+	enum bc_fork_dl_kind fork_downloads; /* default record (template.h) */
 
 	/* [network] */
 	enum bc_net_mode net_mode;           /* default none */

@@ -508,3 +508,91 @@ refused:
 	audit_template(a, "refused", name, NULL, NULL, err->msg);
 	return -(err->code ? err->code : EINVAL);
 }
+
+/* ---- a fork's downloads ---------------------------------------------------- */
+
+int bc_fork_downloads_prepare(struct bc_fork_downloads *f, const char *root, const char *session,
+			      const struct bc_policy *p, uid_t uid, gid_t gid, struct bc_audit *a,
+			      int *launch_fd, struct bc_error *err)
+{
+	*launch_fd = -1;
+	if (!p->downloads || p->fork_downloads == BC_FORK_DL_DISCARD)
+		return 0;
+	if (!bc_id_valid(BC_ID_SESSION, session))
+		return bc_error_set(err, EINVAL, "fork downloads: invalid session id");
+	_cleanup_close_ int root_fd = bc_profile_root_open(root, err);
+	if (root_fd < 0)
+		return root_fd;
+	_cleanup_close_ int forks_fd = bc_profile_meta_open(root_fd, root, ".forks", err);
+	if (forks_fd < 0)
+		return forks_fd;
+	if (mkdirat(forks_fd, session, 0700) < 0)
+		return bc_error_errno(err, errno, "create %s/.forks/%s", root, session);
+	copy_str(f->session, sizeof f->session, session);
+	snprintf(f->dir, sizeof f->dir, "%s/.forks/%s/Downloads", root, session);
+	f->keep = p->fork_downloads == BC_FORK_DL_KEEP;
+	f->forks_fd = TAKE_FD(forks_fd);
+	f->active = true;
+
+	int r;
+	struct stat st;
+	_cleanup_close_ int sfd = openat(f->forks_fd, session, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0 || mkdirat(sfd, "Downloads", 0700) < 0 ||
+	    (getuid() == 0 && fchownat(sfd, "Downloads", uid, gid, AT_SYMLINK_NOFOLLOW) < 0) ||
+	    (f->fd = openat(sfd, "Downloads", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    fstat(f->fd, &st) < 0) {
+		r = bc_error_errno(err, errno, "create %s", f->dir);
+		goto fail;
+	}
+	if (st.st_uid != uid || st.st_gid != gid || (st.st_mode & 07777) != 0700) {
+		r = bc_error_set(err, EPERM, "%s: owned by %u:%u mode %o, expected %u:%u mode 700", f->dir,
+				 (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777),
+				 (unsigned)uid, (unsigned)gid);
+		goto fail;
+	}
+	/* the disk bound of a host directory the sandbox writes: as for an
+	 * assigned profile */
+	if ((r = bc_quota_apply(&f->quota, f->fd, f->dir, p, a, err)) < 0) {
+		char msg[sizeof err->msg];
+		copy_str(msg, sizeof msg, err->msg);
+		err->code = 0;
+		bc_error_set(err, -r, "%s; or, for a template fork, set [filesystem] fork_downloads = discard "
+			     "(its downloads then stay on its tmpfs, unlisted)", msg);
+		goto fail;
+	}
+	if ((*launch_fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		r = bc_error_errno(err, errno, "dup %s", f->dir);
+		goto fail;
+	}
+	return 1;
+fail:
+	f->keep = false;
+	bc_fork_downloads_end(f, NULL);
+	return r;
+}
+
+void bc_fork_downloads_end(struct bc_fork_downloads *f, struct bc_audit *a)
+{
+	bc_quota_release(&f->quota);
+	if (f->fd >= 0) {
+		close(f->fd);
+		f->fd = -1;
+	}
+	if (f->active) {
+		int r = f->keep ? 0 : bc_rm_tree(f->forks_fd, f->session);
+		struct bc_json j;
+		bc_json_init(&j);
+		bc_json_str(&j, "dir", f->dir);
+		bc_json_str(&j, "action", r < 0 ? "delete_failed" : f->keep ? "kept" : "deleted");
+		if (r < 0)
+			bc_json_str(&j, "error", strerror(-r));
+		if (a)
+			bc_audit_write(a, "fork_downloads", &j);
+		bc_json_free(&j);
+		f->active = false;
+	}
+	if (f->forks_fd >= 0) {
+		close(f->forks_fd);
+		f->forks_fd = -1;
+	}
+}

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "policy.h"
+#include "quota.h"
 #include "util.h"
 
 struct bc_template_info {
@@ -51,3 +53,36 @@ int bc_template_rm(const char *root, const char *name, struct bc_audit *a, struc
  * fd; dir receives its path. Audited (action fork or refused). */
 int bc_template_open(const char *root, const char *name, uid_t uid, gid_t gid, struct bc_audit *a, int *fd,
 		     char *dir, size_t dirlen, struct bc_error *err);
+
+/* A fork's downloads ([filesystem] fork_downloads, with downloads = yes):
+ * a host directory per session, <root>/.forks/<session>/Downloads, owned
+ * by the sandbox user's host uid and group (as root; else the caller),
+ * bound over the overlay's Downloads (bc_rootfs_fork_downloads) and
+ * bounded by a project quota of profile_quota as an assigned profile is
+ * (bc_quota_apply: refused where it cannot be enforced and limits are
+ * required). At teardown its files are listed as an assigned profile's
+ * downloads (bc_teardown_audit), then it is deleted (record) or left in
+ * place (keep), without following any symlink; audited ("fork_downloads"). */
+struct bc_fork_downloads {
+	bool active;            /* a directory was made for this session */
+	bool keep;
+	int forks_fd;           /* <root>/.forks, -1 */
+	int fd;                 /* O_PATH of dir, -1 */
+	char session[33];
+	char dir[4200];         /* its host path */
+	struct bc_quota quota;
+};
+#define BC_FORK_DOWNLOADS_INIT { .forks_fd = -1, .fd = -1, .quota = BC_QUOTA_INIT }
+
+/* Make the directory when the policy asks for it (else f stays inactive
+ * and 0 is returned). *launch_fd: a second O_PATH fd of it for the launch
+ * (bc_launch.fork_downloads_fd), -1 when inactive. Writes the "disk"
+ * record of the directory. On failure nothing is left behind. */
+int bc_fork_downloads_prepare(struct bc_fork_downloads *f, const char *root, const char *session,
+			      const struct bc_policy *p, uid_t uid, gid_t gid, struct bc_audit *a,
+			      int *launch_fd, struct bc_error *err);
+
+/* After the teardown record: remove the limit, then delete the session's
+ * directory (or keep Downloads) and write the "fork_downloads" record.
+ * Idempotent; safe on BC_FORK_DOWNLOADS_INIT. */
+void bc_fork_downloads_end(struct bc_fork_downloads *f, struct bc_audit *a);

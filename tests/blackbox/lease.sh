@@ -232,6 +232,61 @@ more" ]
 	check "$who: two forks of one template do not see each other's writes" \
 		eval '[ "$outb" = B-ok ] && grep -q A-ok "$SCRATCH/forkA"'
 	check "$who: ...and the template is still unchanged" [ "$(tree_sum "$T")" = "$sum0" ]
+
+	# A fork's downloads: a host directory per session bound over the
+	# overlay's Downloads, listed at teardown as an assigned profile's,
+	# then deleted (fork_downloads = record), kept, or not made (discard).
+	V=$SCRATCH/victim-$who; mkdir -p "$V"; printf 'keep me' >"$V/f"
+	vsum=$(printf 'keep me' | sha256sum | cut -d' ' -f1)
+	fork() { as "$who" "$BC" run --policy "$1" --profile-root "$R" --audit "$AUD" --template base -- /bin/sh -c "$2"; }
+	lastsid() { python3 -c '
+import json, sys
+print([r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "start"][-1]["session"])' "$AUD"; }
+	rec() { python3 -c '
+import json, sys
+r = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == sys.argv[2] and r["session"] == sys.argv[3]][-1]
+print(json.dumps(r, sort_keys=True))' "$AUD" "$1" "$2"; }
+	out=$(fork "$POL" 'D=$BROWSERCAGE_DOWNLOADS; printf abc >"$D/report.txt" && mkdir "$D/sub" &&
+		printf hello >"$D/sub/h.txt" && ln -s '"$V"' "$D/vdir" && ln -s '"$V/f"' "$D/vfile" && echo wrote' 2>&1)
+	sid=$(lastsid); td=$(rec teardown "$sid"); fr=$(rec fork_downloads "$sid")
+	check "$who: a fork writes into its Downloads ($out)" [ "$out" = wrote ]
+	check "$who: a fork's download is listed in the teardown record with size and sha256" \
+		grep -q '"name": "report.txt", "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "size": 3' <<<"$td"
+	check "$who: ...in a subdirectory too" \
+		grep -q '"name": "sub/h.txt", "sha256": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "size": 5' <<<"$td"
+	check "$who: ...naming the session's host directory, the upper layer discarded" \
+		eval 'grep -q "\"downloads_dir\": \"$R/.forks/$sid/Downloads\"" <<<"$td" &&
+			grep -q "\"profile_disposition\": \"template_upper_discarded\"" <<<"$td"'
+	check "$who: symlinks planted in a fork's Downloads are listed, not followed or hashed" \
+		eval 'grep -q "\"name\": \"vdir\", \"skipped\": \"symlink: not followed\", \"type\": \"symlink\"" <<<"$td" &&
+			grep -q "\"name\": \"vfile\", \"skipped\": \"symlink: not followed\", \"type\": \"symlink\"" <<<"$td" &&
+			[ "$(grep -o "\"name\"" <<<"$td" | wc -l)" = 5 ] && ! grep -q "$vsum" "$AUD"'
+	check "$who: the session's directory is gone after run returns, audited" \
+		eval '[ ! -e "$R/.forks/$sid" ] && grep -q "\"action\": \"deleted\"" <<<"$fr"'
+	check "$who: ...and the delete did not follow the symlinks" eval '[ "$(cat "$V/f")" = "keep me" ]'
+	check "$who: ...and the template is unchanged" [ "$(tree_sum "$T")" = "$sum0" ]
+	KPOL=$SCRATCH/keep-$who.ini DPOL=$SCRATCH/discard-$who.ini
+	RO_BIND="$top_builddir/tests/helpers,$SCRATCH/chan" write_policy "$KPOL" "filesystem.fork_downloads = keep"
+	RO_BIND="$top_builddir/tests/helpers,$SCRATCH/chan" write_policy "$DPOL" "filesystem.fork_downloads = discard"
+	fork "$KPOL" 'printf kept >"$BROWSERCAGE_DOWNLOADS/kept.txt"' >/dev/null 2>&1
+	sid=$(lastsid); ksid=$sid; fr=$(rec fork_downloads "$sid")
+	check "$who: fork_downloads = keep leaves the directory, owned by the sandbox's uid, audited" \
+		eval '[ "$(cat "$R/.forks/$sid/Downloads/kept.txt")" = kept ] &&
+			[ "$(stat -c %u:%g "$R/.forks/$sid/Downloads")" = "$owner:$ogroup" ] &&
+			grep -q "\"action\": \"kept\"" <<<"$fr"'
+	fork "$DPOL" 'printf gone >"$BROWSERCAGE_DOWNLOADS/gone.txt"' >/dev/null 2>&1
+	sid=$(lastsid); td=$(rec teardown "$sid")
+	check "$who: fork_downloads = discard keeps them on the fork's tmpfs, unlisted" \
+		eval '[ ! -e "$R/.forks/$sid" ] && grep -q "\"downloads\": null" <<<"$td"'
+	QPOL=$SCRATCH/quota-$who.ini
+	sed -e 's/^required = no$/required = yes/' -e '/^\[filesystem\]$/a profile_quota = 64M' "$KPOL" >"$QPOL"; chmod 644 "$QPOL"
+	nstart=$(grep -c '"event":"start"' "$AUD")
+	out=$(fork "$QPOL" 'echo STARTED' 2>&1)
+	bounded() { [ "$out" = STARTED ] && grep -q "\"event\":\"disk\",.*\"profile\":\"$R/.forks/.*/Downloads\",.*\"enforced_by\":\"project_quota\"" "$AUD"; }
+	refused() { grep -q "profile_quota = 64M cannot be enforced: .*$R/.forks/.*/Downloads.*fork_downloads = discard" <<<"$out" &&
+		[ "$(grep -c '"event":"start"' "$AUD")" = "$nstart" ] && [ -z "$(ls -A "$R/.forks" | grep -v "^$ksid\$")" ]; }
+	check "$who: a fork's downloads get the profile's quota, or the fork is refused with the fix while limits are required" \
+		eval 'bounded || refused'
 	out=$(run --template ../x -- /bin/true 2>&1)
 	check "$who: a template name with '..' is refused" grep -q "template name '../x' is not valid" <<<"$out"
 	mkdir -m 700 "$R/templates/badgroup"; chown "$owner:0" "$R/templates/badgroup"

@@ -375,6 +375,8 @@ static void test_value_errors(void)
 	refused("[filesystem]\ntmp_size = 0\n", "t.ini:2: tmp_size: 0 is out of range (1M to 1T)");
 	refused("[filesystem]\nshm_size = 2T\n", "t.ini:2: shm_size: 2T is out of range (1M to 1T)");
 	refused("[filesystem]\ndownloads = 2\n", "t.ini:2: downloads: expected yes or no, got '2'");
+	refused("[filesystem]\nfork_downloads = maybe\n",
+		"t.ini:2: fork_downloads: expected record, keep or discard, got 'maybe'");
 	refused("[filesystem]\nprofile_quota = 512K\n",
 		"t.ini:2: profile_quota: 512K is out of range (0 for no limit, or 1M to 16T)");
 	refused("[filesystem]\nprofile_quota = 17T\n",
@@ -746,7 +748,9 @@ static void test_print(void)
 	char *text = print_str(&p);
 	ok(strstr(text, "\n[limits]\nmemory = 2G\npids = 1024\ncpu = 0\nnofile = 4096\nfsize = 0\nrequired = yes\n") != NULL,
 	   "defaults printed, every key");
-	ok(strstr(text, "\ndownloads = yes\nprofile_quota = 1G\n") != NULL, "profile_quota printed (explain)");
+	ok(strstr(text, "\ndownloads = yes\nprofile_quota = 1G\nfork_downloads = record\n") != NULL,
+	   "profile_quota and fork_downloads printed (explain)");
+	ok(p.fork_downloads == BC_FORK_DL_RECORD, "fork_downloads defaults to record");
 	ok(strstr(text, "allow_ports = 80, 443\n") != NULL, "lists comma-separated");
 	ok(strstr(text, "\nexpires_at =\n") && strstr(text, "\nlog =\n"), "unset values print empty");
 	free(text);
