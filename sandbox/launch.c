@@ -1662,6 +1662,7 @@ kill:
 	waitpid(s.child, NULL, 0);
 out:
 	/* Teardown, whatever the ending: nothing of the sandbox survives. */
+	bc_uplink_stop(&s.uplink);   /* pasta's exit runs beside what follows */
 	if (s.child > 0)
 		audit_limits(&s);
 	if (s.relay_pid > 0) {
