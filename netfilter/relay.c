@@ -61,7 +61,8 @@
 #include "seccomp.h"
 
 #define MAX_CONNS   128
-#define BUF_SIZE    (16 * 1024)     /* per direction and connection */
+#define BUF_SIZE    (12 * 1024)     /* per direction and connection: at most
+				       MAX_CONNS * 2 * BUF_SIZE = 3 MiB resident */
 #define CONNECT_MS  10000
 #define IDLE_MS     (5 * 60 * 1000)
 #define AUDIT_RATE  50              /* connection records per second, burst AUDIT_BURST */
