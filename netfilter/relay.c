@@ -12,7 +12,8 @@
  *   (back-pressure), EOF passed on as shutdown(SHUT_WR) once the buffer is
  *   written (half-close), idle connections dropped after IDLE_MS; at most
  *   MAX_CONNS at once (more are reset and audited). On close, audit
- *   "egress_relay_closed" with the byte counts. */
+ *   "egress_relay_closed" with the byte counts, and the connection's
+ *   buffer pages go back to the kernel. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -61,7 +62,8 @@
 #include "seccomp.h"
 
 #define MAX_CONNS   128
-#define BUF_SIZE    (16 * 1024)     /* per direction and connection */
+#define BUF_SIZE    (12 * 1024)     /* per direction and connection: at most
+				       MAX_CONNS * 2 * BUF_SIZE = 3 MiB resident */
 #define CONNECT_MS  10000
 #define IDLE_MS     (5 * 60 * 1000)
 #define AUDIT_RATE  50              /* connection records per second, burst AUDIT_BURST */
@@ -75,6 +77,19 @@ bool bc_relay_tun_usable(void)
 	if (fd < 0)
 		return false;
 	close(fd);
+	return true;
+}
+
+bool bc_relay_carries(const struct bc_policy *p)
+{
+	if (p->allow_quic)
+		return false;
+	for (size_t i = 0; i < p->n_allow_cidrs; i++)
+		if (p->allow_cidrs[i].family != AF_INET)
+			return false;
+	for (size_t i = 0; i < p->n_allow_private; i++)
+		if (p->allow_private[i].family != AF_INET)
+			return false;
 	return true;
 }
 
@@ -503,6 +518,7 @@ static void conn_close(struct relay *rl, struct rconn *c, const char *why, bool 
 		c->fd[d] = -1;
 		c->len[d] = c->off[d] = 0;
 	}
+	(void)madvise(c->buf[0], 2 * BUF_SIZE, MADV_DONTNEED);   /* its pages back */
 	rl->n_open--;
 }
 
@@ -789,10 +805,17 @@ static int child_setup(struct relay *rl, pid_t parent, struct bc_error *err)
 	rl->c = calloc(MAX_CONNS, sizeof *rl->c);
 	if (!rl->c)
 		return bc_error_errno(err, ENOMEM, "relay: allocate its table");
+	/* One mapping for every buffer, page-aligned per connection: a page
+	 * is resident only once a connection used it, and conn_close gives
+	 * it back, so the relay's memory follows its open connections. */
+	uint8_t *bufs = mmap(NULL, (size_t)MAX_CONNS * 2 * BUF_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (bufs == MAP_FAILED)
+		return bc_error_errno(err, ENOMEM, "relay: allocate its buffers");
 	for (size_t i = 0; i < MAX_CONNS; i++) {
 		rl->c[i].fd[0] = rl->c[i].fd[1] = -1;
-		if (!(rl->c[i].buf[0] = malloc(BUF_SIZE)) || !(rl->c[i].buf[1] = malloc(BUF_SIZE)))
-			return bc_error_errno(err, ENOMEM, "relay: allocate its buffers");
+		rl->c[i].buf[0] = bufs + i * 2 * BUF_SIZE;
+		rl->c[i].buf[1] = rl->c[i].buf[0] + BUF_SIZE;
 	}
 	if ((rl->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		return bc_error_errno(err, errno, "relay: epoll");

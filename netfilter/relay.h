@@ -49,6 +49,10 @@
 /* Is /dev/net/tun usable here (opens read-write)? pasta needs it. */
 bool bc_relay_tun_usable(void);
 
+/* Does the relay carry everything policy p may allow? Not when it allows
+ * QUIC (UDP) or names an IPv6 range in allow_cidrs or allow_private. */
+bool bc_relay_carries(const struct bc_policy *p);
+
 /* pid 2, in the sandbox's netns with CAP_NET_ADMIN there, lo up: commit
  * the table above in one transaction (every ACK read) and add the route.
  * Returns 0 or -errno with err set. */

@@ -1022,11 +1022,13 @@ static int route_dump(int srt)
 static void pasta_reap(struct bc_uplink_state *u)
 {
 	if (u->pasta_pid > 0) {
-		kill(u->pasta_pid, SIGKILL);
+		if (!u->pasta_killed)
+			kill(u->pasta_pid, SIGKILL);
 		while (waitpid(u->pasta_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
 	u->pasta_pid = 0;
+	u->pasta_killed = false;
 	if (u->pasta_err > 0)
 		close(u->pasta_err);
 	u->pasta_err = -1;
@@ -1181,7 +1183,12 @@ enum bc_uplink bc_uplink_choose(const struct bc_policy *p)
 		return p->uplink;
 	if (bc_uplink_can_veth())
 		return BC_UPLINK_VETH;
-	return bc_relay_tun_usable() ? BC_UPLINK_PASTA : BC_UPLINK_RELAY;
+	/* The relay costs a sandbox about 1.5 MiB, pasta about 29 MiB (and a
+	 * tap device to tear down): pasta only for what the relay cannot
+	 * carry, and only where it can run. */
+	if (bc_relay_carries(p) || !bc_relay_tun_usable())
+		return BC_UPLINK_RELAY;
+	return BC_UPLINK_PASTA;
 }
 
 const char *bc_uplink_name(enum bc_uplink kind)
@@ -1209,6 +1216,12 @@ int bc_uplink_connect(struct bc_uplink_state *u, pid_t pid, int sandbox_rtnl, st
 	if (r < 0)
 		bc_uplink_detach(u);
 	return r;
+}
+
+void bc_uplink_stop(struct bc_uplink_state *u)
+{
+	if (u->pasta_pid > 0 && !u->pasta_killed && kill(u->pasta_pid, SIGKILL) == 0)
+		u->pasta_killed = true;
 }
 
 void bc_uplink_detach(struct bc_uplink_state *u)

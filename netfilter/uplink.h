@@ -17,8 +17,9 @@
  *   relay  no device: the sandbox has only lo; its IPv4 TCP is redirected
  *          to a relay process of the supervisor that makes the allowed
  *          connections from the launcher's own netns (relay.h);
- *   auto   veth when the launcher may, else pasta when /dev/net/tun opens,
- *          else relay.
+ *   auto   veth when the launcher may; else relay when it carries all the
+ *          policy allows (bc_relay_carries: no allow_quic, no IPv6 range)
+ *          or /dev/net/tun does not open; else pasta.
  * Nothing from the host's loopback is reachable in any mode. A /30 is held
  * by a file lock under /run/browsercage/uplink, so concurrent launchers
  * never collide and gc tells live slots from dead ones. */
@@ -35,6 +36,7 @@ struct bc_uplink_state {
 	enum bc_uplink kind;        /* what was used: BC_UPLINK_VETH, _PASTA or _RELAY */
 	bool attached;
 	pid_t pasta_pid;            /* pasta's pid, or 0 */
+	bool pasta_killed;          /* bc_uplink_stop sent it SIGKILL */
 	int pasta_err;              /* read end of pasta's stderr, -1 if none (0 in a zeroed struct) */
 	char host_if[16];           /* host end of the veth pair, "" if none */
 	char addr[64];              /* the sandbox's address, for the audit log */
@@ -59,6 +61,12 @@ int bc_uplink_prepare(struct bc_uplink_state *u, const struct bc_policy *p, cons
 		      struct bc_error *err);
 int bc_uplink_attach(struct bc_uplink_state *u, int sandbox_rtnl, struct bc_error *err);
 int bc_uplink_connect(struct bc_uplink_state *u, pid_t pid, int sandbox_rtnl, struct bc_error *err);
+
+/* The start of teardown, once pid 1 is gone: SIGKILL to pasta, whose
+ * exit (its tap device's removal waits on RCU grace periods) then runs
+ * beside the rest of the teardown; bc_uplink_detach still waits for it.
+ * Nothing for veth and relay. */
+void bc_uplink_stop(struct bc_uplink_state *u);
 
 /* Tear down what attach made: pasta is killed and reaped, the pool slot
  * released. Nothing of veth is deleted on the way out (each deletion
@@ -88,8 +96,8 @@ int bc_uplink_gc_slot(uint32_t net, struct bc_error *err);
 bool bc_uplink_can_veth(void);
 
 /* What uplink = auto (or the policy's explicit choice) means here: veth
- * when the launcher may, else pasta when /dev/net/tun opens read-write,
- * else relay. */
+ * when the launcher may, else relay when it carries what the policy
+ * allows or /dev/net/tun does not open read-write, else pasta. */
 enum bc_uplink bc_uplink_choose(const struct bc_policy *p);
 /* "veth", "pasta", "relay" ("auto" for BC_UPLINK_AUTO). */
 const char *bc_uplink_name(enum bc_uplink kind);

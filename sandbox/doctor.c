@@ -687,9 +687,8 @@ static bool find_exe(const char *name, char *buf, size_t len)
 	return false;
 }
 
-/* Which uplink run will use here (auto: veth when we may, else pasta when
- * /dev/net/tun opens, else relay), and the tun device only when that
- * uplink needs it. */
+/* Which uplink run will use here (auto: bc_uplink_choose), and the tun
+ * device only when that uplink needs it. */
 static void check_uplink(struct bc_doctor *d, const struct bc_policy *p)
 {
 	if (p->net_mode != BC_NET_FILTERED)

@@ -1698,6 +1698,7 @@ out:
 	/* Teardown, whatever the ending: nothing of the sandbox survives but
 	 * what waits for the kernel off the exit's path (uplink.h: the veth
 	 * pair goes with the netns, the slot keeps its host table; gc). */
+	bc_uplink_stop(&s.uplink);   /* pasta's exit runs beside what follows */
 	if (s.child > 0)
 		audit_limits(&s);
 	if (s.relay_pid > 0) {

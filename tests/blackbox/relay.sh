@@ -259,4 +259,36 @@ print(c)' "$SCRATCH/logs/names.log")"
 		bash -c "! nsenter --net=/run/netns/$H ss -Htn state established | grep -q ."
 done
 
+# uplink = auto, unprivileged: the relay when it carries all the policy
+# allows (here IPv4 TCP), and it browses what is allowed and nothing else;
+# pasta when the policy allows QUIC, which only pasta carries
+autopol() {
+	local name=$1; shift
+	write_policy "$SCRATCH/$name.ini" "network.uplink = auto" "network.dns_upstream = 203.0.113.53" "$@"
+	sed -i 's/^mode = none$/mode = filtered/' "$SCRATCH/$name.ini"
+	printf '[audit]\nlog = %s\n' "$SCRATCH/logs/$name.log" >>"$SCRATCH/$name.ini"
+	chmod 644 "$SCRATCH/$name.ini"
+}
+autopol auto "network.allow_domains = ok.test, *.ok.test" "network.allow_ports = 80"
+autopol autoquic "network.allow_domains = ok.test, *.ok.test" "network.allow_ports = 80, 443" "network.allow_quic = yes"
+OUT=$(bcrun "$TEST_USER" "$SCRATCH/auto.ini" /bin/sh -c "
+	$(f allowed www.ok.test 80) $(f refusedname refused.test 80) $(f literal 203.0.113.20 80)
+	sed -n '3,\$p' /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ' | sed 's/^/links /'; echo" \
+	2>"$SCRATCH/auto.err")
+check "$TEST_USER, uplink = auto: audit says relay" audit auto 'r["event"] == "start" and r.get("uplink") == "relay"'
+check "$TEST_USER, uplink = auto: no link but lo ($(got links))" test "$(got links)" = "lo "
+check "$TEST_USER, uplink = auto: an allowed name reaches its site ($(got allowed))" \
+	test "$(got allowed)" = "site 203.0.113.10 hello"
+check "$TEST_USER, uplink = auto: a name not allowed is refused ($(got refusedname))" \
+	test "$(got refusedname)" = "error noname"
+check "$TEST_USER, uplink = auto: an address not allowed is refused ($(got literal))" \
+	test "$(got literal)" = "error reset"
+OUT=$(bcrun "$TEST_USER" "$SCRATCH/autoquic.ini" /bin/sh -c "$(f allowed www.ok.test 80)" 2>"$SCRATCH/autoquic.err")
+check "$TEST_USER, uplink = auto with allow_quic: audit says pasta" \
+	audit autoquic 'r["event"] == "start" and r.get("uplink") == "pasta"'
+check "$TEST_USER, uplink = auto with allow_quic: an allowed name reaches its site ($(got allowed))" \
+	test "$(got allowed)" = "site 203.0.113.10 hello"
+[ -n "$(got allowed)" ] || diag "$(tail -3 "$SCRATCH/autoquic.err")"
+check "$TEST_USER: no relay or DNS filter process is left in the fake host" test -z "$(ours_left)"
+
 done_testing

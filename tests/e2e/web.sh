@@ -103,6 +103,10 @@ for who in root "$TEST_USER"; do
 		check "$who: the attempt to reach $addr was refused by the firewall (audit log)" \
 			grep -q "\"event\":\"egress_refused\".*${addr//./\\.}" "$audit"
 	done
+	# uplink = auto: veth for root; unprivileged, the relay (the policy
+	# allows nothing it cannot carry), through which Chromium browsed above
+	want=relay; [ "$who" = root ] && want=veth
+	check "$who: the uplink was $want (audit log)" grep -q "\"uplink\":\"$want\"" "$audit"
 done
 
 done_testing

@@ -87,7 +87,37 @@ int main(void)
 	is_int(bc_relay_judge(&r, (const uint8_t[4]){ 203, 0, 113, 10 }, 80, NULL), BC_RELAY_HOST,
 	       "without probes the judgement fails closed");
 	is_str(bc_relay_verdict_name(BC_RELAY_METADATA), "relay-metadata", "verdict names for the audit");
+	ok(bc_relay_carries(&p), "the relay carries an IPv4 TCP policy");
 	bc_relay_rules_free(&r);
 	bc_policy_free(&p);
+
+	/* what only pasta carries: QUIC, IPv6 ranges; the shipped profiles are neither */
+	static const struct { const char *keys; bool carries; const char *what; } c[] = {
+		{ "allow_domains = example.com\nallow_ports = 80, 443\n", true, "names on TCP ports" },
+		{ "allow_quic = yes\n", false, "allow_quic" },
+		{ "allow_cidrs = 198.51.100.0/24, 2001:db8::/32\n", false, "an IPv6 range in allow_cidrs" },
+		{ "allow_private = fd00::/8\n", false, "an IPv6 range in allow_private" },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		char text[256];
+		struct bc_policy q = { 0 };
+		snprintf(text, sizeof text, "[network]\nmode = filtered\n%s", c[i].keys);
+		ok(load(&q, text) == 0 && bc_relay_carries(&q) == c[i].carries, "relay carries %s: %s",
+		   c[i].what, c[i].carries ? "yes" : "no");
+		bc_policy_free(&q);
+	}
+	static const char *const shipped[] = { "default.ini", "offline.ini" };
+	for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+		char path[4096];
+		struct bc_error err = { 0 };
+		struct bc_policy q = { 0 };
+		const char *src = getenv("top_srcdir");
+		snprintf(path, sizeof path, "%s/profiles/%s", src ? src : ".", shipped[i]);
+		int lr = bc_policy_load(&q, path, &err);
+		if (lr < 0)
+			diag("%s", err.msg);
+		ok(lr == 0 && bc_relay_carries(&q), "the relay carries the shipped %s", shipped[i]);
+		bc_policy_free(&q);
+	}
 	return tap_done();
 }
