@@ -300,7 +300,7 @@ static int session_start(struct session *s, const struct bc_session_spec *spec, 
 		bc_quota_audit_tmpfs(&s->audit, bc_quota_tmpfs_size(p));
 	/* The command, now that its profile is known. */
 	if (spec->argv_fn &&
-	    (r = spec->argv_fn(spec->argv_ctx, l->profile_dir ? l->profile_dir : BC_SANDBOX_HOME "/profile",
+	    (r = spec->argv_fn(spec->argv_ctx, p, l->profile_dir ? l->profile_dir : BC_SANDBOX_HOME "/profile",
 			       &l->argv, err)) < 0)
 		return r;
 	if (!l->argv || !l->argv[0])

@@ -22,12 +22,15 @@ struct bc_session_names {
 };
 extern const struct bc_session_names bc_session_run_names;
 
-/* The command line, once the profile is known: profile_dir is the path
- * the command sees as its profile (the host path of a leased or assigned
- * profile, mounted there, or the sandbox's own ephemeral one). Fills
- * *argv (owned by ctx). */
-typedef int (*bc_session_argv_fn)(void *ctx, const char *profile_dir, char *const **argv,
-				  struct bc_error *err);
+struct bc_policy;
+
+/* The command line, once the policy and the profile are known and every
+ * check before the launch has passed: profile_dir is the path the command
+ * sees as its profile (the host path of a leased or assigned profile,
+ * mounted there, or the sandbox's own ephemeral one). Fills *argv (owned
+ * by ctx). */
+typedef int (*bc_session_argv_fn)(void *ctx, const struct bc_policy *p, const char *profile_dir,
+				  char *const **argv, struct bc_error *err);
 
 #define BC_SESSION_MAX_FDS 64
 
