@@ -359,7 +359,9 @@ static bool apparmor_listed(const char *list, const char *name)
 int bc_doctor_apparmor(struct bc_check *c, const char *restrict_text, const char *profiles_text,
 		       bool installed)
 {
-	static const char *const need[] = { "browsercage", "browsercage-chromium-browser" };
+	/* the launcher, the wrapper (it runs the launcher in its own process)
+	 * and the Chromium they start */
+	static const char *const need[] = { "browsercage", "browsercage-chromium", "browsercage-chromium-browser" };
 	const char *file = BC_APPARMOR_PROFILE;
 	*c = (struct bc_check){ .status = BC_CHECK_OK };
 	snprintf(c->name, sizeof c->name, "apparmor.profile");
@@ -388,7 +390,7 @@ int bc_doctor_apparmor(struct bc_check *c, const char *restrict_text, const char
 		return 1;
 	}
 	snprintf(c->detail, sizeof c->detail, "kernel.apparmor_restrict_unprivileged_userns = 1; AppArmor "
-		 "profiles browsercage and browsercage-chromium-browser are loaded");
+		 "profiles browsercage, browsercage-chromium and browsercage-chromium-browser are loaded");
 	return 1;
 }
 
