@@ -355,6 +355,33 @@ static int chrome_argv(void *ctx, const struct bc_policy *p, const char *profile
 	return 0;
 }
 
+/* --browsercage-help: the variables (Chromium's own switches are its). */
+static void help(void)
+{
+	fputs("usage: browsercage-chromium [CHROMIUM-ARGUMENT]...\n"
+	      "       browsercage-chromium --browsercage-help\n"
+	      "\n"
+	      "Chromium in a browsercage sandbox, for Playwright's and Puppeteer's executablePath.\n"
+	      "The session is set by the environment, each variable as the run option it mirrors:\n"
+	      "  BROWSERCAGE_POLICY FILE            --policy (default /etc/browsercage/chromium.ini)\n"
+	      "  BROWSERCAGE_TASK ID                --task\n"
+	      "  BROWSERCAGE_ASSIGNMENT FILE        --assignment\n"
+	      "  BROWSERCAGE_PROFILE_LABEL LABEL    --profile\n"
+	      "  BROWSERCAGE_PROFILE_DIR DIR        --profile-dir\n"
+	      "  BROWSERCAGE_PROFILE_ROOT DIR       --profile-root\n"
+	      "  BROWSERCAGE_TEMPLATE NAME          --template\n"
+	      "  BROWSERCAGE_RECOVER 1|0            --recover\n"
+	      "  BROWSERCAGE_TTL DURATION           --ttl\n"
+	      "  BROWSERCAGE_AUDIT FILE             --audit\n"
+	      "  BROWSERCAGE_AUDIT_FD N             --audit-fd\n"
+	      "  BROWSERCAGE_REQUIRE_PREPARED 1|0   --require-prepared\n"
+	      "  BROWSERCAGE_READY_DIR DIR          --ready-dir\n"
+	      "  BROWSERCAGE_CGROUP_PARENT PATH     --cgroup-parent\n"
+	      "  BROWSERCAGE_VERBOSE 1|0            --verbose\n"
+	      "Exit status: as browsercage run's; 125 when the launcher refused (its reason is\n"
+	      "the first line on stderr).\n", stdout);
+}
+
 /* The binary must never be setuid or setgid: it runs the launcher in this
  * process, with the caller's own privilege only. */
 static bool setid(void)
@@ -376,6 +403,10 @@ int main(int argc, char **argv)
 	if (setid())
 		return fail("refusing to run setuid or setgid: remove the bit (chmod u-s,g-s); "
 			    "browsercage-chromium needs no privilege of its own");
+	if (argc == 2 && strcmp(argv[1], "--browsercage-help") == 0) {
+		help();
+		return 0;
+	}
 	bc_session_spec_init(&s);
 	s.names = &env_names;
 	if (spec_from_env(&s, &err) < 0)

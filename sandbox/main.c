@@ -21,28 +21,37 @@
 
 static const char *prog = "browsercage";
 
+static const char run_synopsis[] =
+	"usage: browsercage run [--policy FILE] [--profile-dir DIR | --profile LABEL]\n"
+	"                       [--profile-root DIR] [--recover] [--task ID] [--ttl DUR]\n"
+	"                       [--assignment FILE] [--template NAME]\n"
+	"                       [--audit FILE | --audit-fd N] [--cgroup-parent PATH]\n"
+	"                       [--require-prepared [--ready-dir DIR]]\n"
+	"                       [--pass-fd N]... [--devtools-forward[=HOST:SANDBOX]]\n"
+	"                       [--verbose] -- CMD [ARG]...\n";
+static const char run_text[] =
+	"run: start CMD in a fresh sandbox under the policy (default: the installed\n"
+	"default policy). Exit status: the command's; 128+n if it was killed by signal\n"
+	"n; 123 if the session was revoked; 124 if its deadline passed; 125 if the\n"
+	"sandbox could not be built; 126 if CMD is not executable; 127 if not found.\n";
+
+/* browsercage --help: every command, one line each. */
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: browsercage run [--policy FILE] [--profile-dir DIR | --profile LABEL]\n"
-		"                       [--profile-root DIR] [--recover] [--task ID] [--ttl DUR]\n"
-		"                       [--assignment FILE] [--template NAME]\n"
-		"                       [--audit FILE | --audit-fd N] [--cgroup-parent PATH]\n"
-		"                       [--require-prepared [--ready-dir DIR]]\n"
-		"                       [--pass-fd N]... [--devtools-forward[=HOST:SANDBOX]]\n"
-		"                       -- CMD [ARG]...\n"
+	fprintf(out, "%s"
 		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
 		"       browsercage explain FILE      effective policy and the nft ruleset\n"
-		"       browsercage lease|release LABEL [--task ID], list\n"
-		"       browsercage ps [--json], revoke SESSION, gc [--cgroup-parent PATH]\n"
+		"       browsercage lease LABEL [--task ID]    reserve a labelled profile\n"
+		"       browsercage release LABEL             give it back\n"
+		"       browsercage list                      labels and their state\n"
+		"       browsercage ps [--json]               live sandboxes\n"
+		"       browsercage revoke SESSION            end one\n"
+		"       browsercage gc                        remove what killed launchers left\n"
 		"       browsercage doctor [--policy FILE] [--json]\n"
 		"       browsercage prepare --policy FILE [--profile LABEL] [--assignment FILE]\n"
 		"       browsercage version\n"
 		"\n"
-		"run: start CMD in a fresh sandbox under the policy (default: the installed\n"
-		"default policy). Exit status: the command's; 128+n if it was killed by signal\n"
-		"n; 123 if the session was revoked; 124 if its deadline passed; 125 if the\n"
-		"sandbox could not be built; 126 if CMD is not executable; 127 if not found.\n");
+		"Each command takes --help.\n\n%s", run_synopsis, run_text);
 }
 
 #define errorf(status, ...) bc_report(prog, status, __VA_ARGS__)
@@ -119,7 +128,7 @@ static int cmd_run(int argc, char **argv)
 		case 'D': r = bc_session_parse_forward("--devtools-forward", optarg, &s, &err); break;
 		case 'S': s.assignment = optarg; break;
 		case 'M': s.template_name = optarg; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': printf("%s\n%s", run_synopsis, run_text); return 0;
 		default: return errorf(BC_EXIT_LAUNCHER, "run: bad option (see --help)");
 		}
 	}
@@ -157,7 +166,8 @@ static int cmd_check(int argc, char **argv)
 {
 	int bad = 0;
 	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
+		printf("usage: browsercage check FILE...\n\nLint policies: each error and warning with its "
+		       "file and line; exit 2 on any error.\n");
 		return 0;
 	}
 	if (argc < 2)
@@ -182,7 +192,8 @@ static int cmd_explain(int argc, char **argv)
 	struct bc_policy p = {0};
 	struct bc_error err = {0};
 	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
+		printf("usage: browsercage explain FILE\n\nPrint the effective policy, defaults included, "
+		       "and the nftables ruleset the sandbox would install.\n");
 		return 0;
 	}
 	if (argc != 2)
@@ -229,6 +240,11 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (strcmp(cmd, cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);
+	if ((strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) && argc > 2 &&
+	    strcmp(argv[2], "--help") == 0) {
+		printf("usage: browsercage version\n");
+		return 0;
+	}
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("browsercage %s\n", PACKAGE_VERSION);
 		return 0;
