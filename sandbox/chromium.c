@@ -279,11 +279,13 @@ static const struct bc_session_names env_names = {
 	.task = "BROWSERCAGE_TASK", .label = "BROWSERCAGE_PROFILE_LABEL",
 	.profile_dir = "BROWSERCAGE_PROFILE_DIR", .profile_root = "BROWSERCAGE_PROFILE_ROOT",
 	.template_name = "BROWSERCAGE_TEMPLATE", .assignment = "BROWSERCAGE_ASSIGNMENT",
+	.require_prepared = "BROWSERCAGE_REQUIRE_PREPARED",
 };
 static const struct bc_session_names client_dir_names = {
 	.task = "BROWSERCAGE_TASK", .label = "BROWSERCAGE_PROFILE_LABEL",
 	.profile_dir = "--user-data-dir", .profile_root = "BROWSERCAGE_PROFILE_ROOT",
 	.template_name = "BROWSERCAGE_TEMPLATE", .assignment = "BROWSERCAGE_ASSIGNMENT",
+	.require_prepared = "BROWSERCAGE_REQUIRE_PREPARED",
 };
 
 /* Chromium's command line, built once the session knows the policy and

@@ -909,7 +909,7 @@ int bc_ready_path(const struct bc_policy *p, const char *profile_root, const cha
 }
 
 int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
-		      const char *label, struct bc_error *err)
+		      const char *label, const char *what, struct bc_error *err)
 {
 	char path[4096];
 	_cleanup_free_ char *text = NULL;
@@ -921,8 +921,8 @@ int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const
 		return bc_error_set(err, ENAMETOOLONG, "ready record path too long");
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return bc_error_errno(err, errno, "--require-prepared: no ready record %s (run `browsercage "
-				      "prepare --policy %s%s%s` first)", path, p->path, label ? " --profile " : "",
+		return bc_error_errno(err, errno, "%s: no ready record %s (run `browsercage "
+				      "prepare --policy %s%s%s` first)", what, path, p->path, label ? " --profile " : "",
 				      label ? label : "");
 	if (fstat(fd, &st) < 0)
 		return bc_error_errno(err, errno, "ready record %s", path);

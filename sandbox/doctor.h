@@ -64,9 +64,10 @@ int bc_ready_path(const struct bc_policy *p, const char *profile_root, const cha
 
 /* `run --require-prepared`: refuse unless the ready record for label (or
  * for the policy, without a label) exists, is owned by root or the caller,
- * is not group/world-writable, and names p's sha256. */
+ * is not group/world-writable, and names p's sha256. what names the
+ * option (or variable) that asked, for the message. */
 int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
-		      const char *label, struct bc_error *err);
+		      const char *label, const char *what, struct bc_error *err);
 
 /* `browsercage prepare`: the Kubernetes init step. */
 struct bc_prepare_req {

@@ -24,6 +24,7 @@
 const struct bc_session_names bc_session_run_names = {
 	.task = "--task", .label = "--profile", .profile_dir = "--profile-dir",
 	.profile_root = "--profile-root", .template_name = "--template", .assignment = "--assignment",
+	.require_prepared = "--require-prepared",
 };
 
 int bc_session_parse_ttl(const char *what, const char *s, uint64_t *ttl, struct bc_error *err)
@@ -261,7 +262,7 @@ static int session_start(struct session *s, const struct bc_session_spec *spec, 
 	/* Kubernetes: the init container's `prepare` left a ready record for
 	 * exactly this policy (and label). */
 	if (spec->require_prepared &&
-	    (r = bc_prepare_verify(p, spec->profile_root, spec->ready_dir, s->label, err)) < 0)
+	    (r = bc_prepare_verify(p, spec->profile_root, spec->ready_dir, s->label, n->require_prepared, err)) < 0)
 		return r;
 	if ((r = bc_launch_prepare(l, err)) < 0 ||
 	    (r = bc_audit_open(&s->audit, spec->audit_path ? spec->audit_path

@@ -19,6 +19,7 @@
  * "BROWSERCAGE_TASK" for the wrapper. */
 struct bc_session_names {
 	const char *task, *label, *profile_dir, *profile_root, *template_name, *assignment;
+	const char *require_prepared;
 };
 extern const struct bc_session_names bc_session_run_names;
 
