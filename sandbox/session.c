@@ -341,7 +341,8 @@ int bc_session_run(const struct bc_session_spec *spec, struct bc_error *err)
 		.audit = { .fd = -1 },
 		.lease = { .lock_fd = -1 },
 		.quota = BC_QUOTA_INIT,
-		.l = { .profile_fd = -1, .template_fd = -1 },
+		/* what bc_launch_free releases: nothing until bc_launch_prepare */
+		.l = { .profile_fd = -1, .template_fd = -1, .host = { .lock_fd = -1 } },
 	};
 	s.l.audit = &s.audit;
 	int r = session_start(&s, spec, err);
