@@ -30,24 +30,28 @@ _browsercage()
 		_filedir -d
 		return
 		;;
-	--profile | --task | --ttl | --pass-fd | --audit-fd | --cgroup-parent)
+	--profile | --task | --ttl | --pass-fd | --audit-fd | --cgroup-parent | --template)
 		return
 		;;
 	esac
 
 	local opts
 	case $cmd in
-	run) opts="--policy --profile-dir --profile --profile-root --recover --task --ttl --audit
-		--audit-fd --cgroup-parent --pass-fd --require-prepared --ready-dir --verbose --help --" ;;
+	run) opts="--policy --profile-dir --profile --profile-root --recover --task --ttl --assignment
+		--template --audit --audit-fd --cgroup-parent --pass-fd --require-prepared --ready-dir
+		--devtools-forward --verbose --help --" ;;
 	check | explain)
 		opts="--help"
 		[[ $cur != -* ]] && { _filedir ini; return; }
 		;;
 	doctor) opts="--policy --json --cgroup-parent --help" ;;
 	prepare) opts="--policy --profile --assignment --profile-root --ready-dir --cgroup-parent --help" ;;
-	lease | release) opts="--task --profile-root --help" ;;
+	lease) opts="--task --ephemeral --profile-root --policy --help" ;;
+	release) opts="--task --profile-root --policy --help" ;;
+	list) opts="--json --profile-root --policy --help" ;;
 	ps) opts="--json --help" ;;
-	list | revoke | gc) opts="--help" ;;
+	gc) opts="--cgroup-parent --help" ;;
+	revoke | version) opts="--help" ;;
 	*) return ;;
 	esac
 	COMPREPLY=($(compgen -W "$opts" -- "$cur"))

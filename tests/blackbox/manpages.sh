@@ -49,6 +49,16 @@ man_env_vars() {
 		in_env && tag { print; tag = 0; next }
 		in_env && /^\.TP/ { tag = 1 }' "$1" | grep -oE 'BROWSERCAGE_[A-Z_]+' | sort -u
 }
+# The options bash completion offers for CMD (its `case $cmd` block).
+completion_opts() {
+	awk -v cmd="$1" '
+		/^\tcase \$cmd in/ { on = 1; next }
+		on && /^\tesac/ { exit }
+		on && /^\t[a-z |]+\)/ { split($0, h, ")"); gsub(/[\t ]/, "", h[1]); n = split(h[1], names, "|")
+			mine = 0; for (i = 1; i <= n; i++) if (names[i] == cmd) mine = 1 }
+		on && mine { print }' "$top_srcdir/completion/browsercage.bash" |
+		grep -oE -- '--[a-z][a-z0-9-]*' | grep -vx -- --help | sort -u
+}
 wrapper_env_vars() { "$WRAP" --browsercage-help 2>/dev/null | grep -oE '^ +BROWSERCAGE_[A-Z_]+' | tr -d ' ' | sort -u; }
 
 # same WHAT FILE-A FILE-B: ok when the two lists are equal, else the
@@ -73,6 +83,9 @@ compare() {
 		cat "$SCRATCH/h-$c" >>"$SCRATCH/all-help"
 		man_synopsis_opts "$c" "$1" >"$SCRATCH/m-$c"
 		same "browsercage $c: --help and the SYNOPSIS show the same options" "$SCRATCH/h-$c" "$SCRATCH/m-$c" ||
+			bad=$((bad + 1))
+		completion_opts "$c" >"$SCRATCH/c-$c"
+		same "browsercage $c: bash completion offers the options --help shows" "$SCRATCH/h-$c" "$SCRATCH/c-$c" ||
 			bad=$((bad + 1))
 		# browsercage --help's line for the command shows some of them
 		help_opts "$c" top | comm -23 - "$SCRATCH/h-$c" >"$SCRATCH/top-$c"
