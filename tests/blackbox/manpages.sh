@@ -61,15 +61,15 @@ completion_opts() {
 }
 wrapper_env_vars() { "$WRAP" --browsercage-help 2>/dev/null | grep -oE '^ +BROWSERCAGE_[A-Z_]+' | tr -d ' ' | sort -u; }
 
-# same WHAT FILE-A FILE-B: ok when the two lists are equal, else the
-# difference on the diagnostic lines; returns nonzero on a difference.
+# same WHAT FILE-A FILE-B [NAME-B]: ok when the two lists are equal, else
+# the difference on the diagnostic lines; returns nonzero on a difference.
 same() {
 	if cmp -s "$2" "$3"; then
 		ok "$1"
 		return 0
 	fi
 	fail "$1"
-	diag "only in --help: $(comm -23 "$2" "$3" | tr '\n' ' ')" "only in the man page: $(comm -13 "$2" "$3" | tr '\n' ' ')"
+	diag "only in --help: $(comm -23 "$2" "$3" | tr '\n' ' ')" "only in ${4:-the man page}: $(comm -13 "$2" "$3" | tr '\n' ' ')"
 	return 1
 }
 
@@ -85,7 +85,8 @@ compare() {
 		same "browsercage $c: --help and the SYNOPSIS show the same options" "$SCRATCH/h-$c" "$SCRATCH/m-$c" ||
 			bad=$((bad + 1))
 		completion_opts "$c" >"$SCRATCH/c-$c"
-		same "browsercage $c: bash completion offers the options --help shows" "$SCRATCH/h-$c" "$SCRATCH/c-$c" ||
+		same "browsercage $c: bash completion offers the options --help shows" "$SCRATCH/h-$c" "$SCRATCH/c-$c" \
+			"the completion" ||
 			bad=$((bad + 1))
 		# browsercage --help's line for the command shows some of them
 		help_opts "$c" top | comm -23 - "$SCRATCH/h-$c" >"$SCRATCH/top-$c"
