@@ -14,7 +14,11 @@ BC=$top_builddir/browsercage
 WRAP=$top_builddir/browsercage-chromium
 [ -x "$BC" ] && [ -x "$WRAP" ] || skip_all "launcher not built"
 make_scratch
-COMMANDS="run check explain lease release list ps revoke gc doctor prepare version"
+# The commands: those `browsercage --help` lists, which must be those the
+# SYNOPSIS lists.
+help_commands() { "$BC" --help | sed -nE 's/^(usage:)? +browsercage ([a-z]+).*/\2/p' | sort -u; }
+man_commands() { sed -n '/^\.SH SYNOPSIS/,/^\.SH /s/^\.B browsercage \([a-z]*\).*/\1/p' "$1" | sort -u; }
+COMMANDS=$(help_commands)
 
 # The options in the usage lines of `browsercage CMD --help` that name CMD
 # (a usage may cover several commands), with their continuation lines;
@@ -78,6 +82,10 @@ same() {
 compare() {
 	local bad=0 c
 	: >"$SCRATCH/all-help"
+	help_commands >"$SCRATCH/h-commands"
+	man_commands "$1" >"$SCRATCH/m-commands"
+	same "browsercage --help and the SYNOPSIS list the same commands" "$SCRATCH/h-commands" "$SCRATCH/m-commands" ||
+		bad=$((bad + 1))
 	for c in $COMMANDS; do
 		help_opts "$c" >"$SCRATCH/h-$c"
 		cat "$SCRATCH/h-$c" >>"$SCRATCH/all-help"
@@ -104,6 +112,7 @@ compare() {
 	return $bad
 }
 
+check "browsercage --help lists the commands" eval '[ "$(wc -w <<<"$COMMANDS")" -ge 12 ]'
 check "every command has a --help with options to compare" eval '[ -n "$(help_opts run)" ]'
 check "browsercage-chromium --browsercage-help lists its variables" eval '[ -n "$(wrapper_env_vars)" ]'
 compare "$top_srcdir/man/browsercage.1" "$top_srcdir/man/browsercage-chromium.1"
