@@ -30,15 +30,16 @@ _browsercage()
 		_filedir -d
 		return
 		;;
-	--profile | --task | --ttl | --pass-fd | --audit-fd | --cgroup-parent)
+	--profile | --task | --ttl | --pass-fd | --audit-fd | --cgroup-parent | --template)
 		return
 		;;
 	esac
 
 	local opts
 	case $cmd in
-	run) opts="--policy --profile-dir --profile --profile-root --recover --task --ttl --audit
-		--audit-fd --cgroup-parent --pass-fd --require-prepared --ready-dir --verbose --help --" ;;
+	run) opts="--policy --profile-dir --profile --profile-root --recover --task --ttl --assignment
+		--template --audit --audit-fd --cgroup-parent --pass-fd --require-prepared --ready-dir
+		--devtools-forward --verbose --help --" ;;
 	check | explain)
 		opts="--help"
 		[[ $cur != -* ]] && { _filedir ini; return; }
@@ -47,9 +48,11 @@ _browsercage()
 	prepare) opts="--policy --profile --assignment --profile-root --ready-dir --cgroup-parent --help" ;;
 	lease) opts="--task --persistent --ephemeral --profile-root --policy --help" ;;
 	release) opts="--task --delete --profile-root --policy --help" ;;
+	list) opts="--json --profile-root --policy --help" ;;
 	template) opts="save list rm --expires --expires-at --audit --json --profile-root --policy --help" ;;
 	ps) opts="--json --help" ;;
-	list | revoke | gc) opts="--help" ;;
+	gc) opts="--cgroup-parent --help" ;;
+	revoke | version) opts="--help" ;;
 	*) return ;;
 	esac
 	COMPREPLY=($(compgen -W "$opts" -- "$cur"))

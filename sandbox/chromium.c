@@ -1,8 +1,10 @@
 /* chromium.c: browsercage-chromium, a drop-in for the chromium binary.
  *
  * Playwright and Puppeteer start it as they would start Chromium
- * (executablePath). It reads the policy, rewrites the command line and
- * execs `browsercage run ... -- CHROMIUM ARGS`:
+ * (executablePath). It builds a session spec (session.h) from its
+ * environment (the BROWSERCAGE_* variables, each checked as the `run`
+ * option it mirrors) and from Chromium's command line, and runs the
+ * session in this process, as `browsercage run ... -- CHROMIUM ARGS` would:
  *   - the policy: $BROWSERCAGE_POLICY, else /etc/browsercage/chromium.ini,
  *     else the shipped default.ini; the real Chromium: the policy's
  *     [sandbox] chromium;
@@ -13,15 +15,19 @@
  *     gets port M = N inside, or a fixed one for N = 0 (the client then
  *     reads the host port, one of our choosing, from the announcement);
  *   - --user-data-dir=DIR becomes the sandbox's profile directory
- *     (run --profile-dir DIR, mounted at the same path); a leased profile
- *     ($BROWSERCAGE_PROFILE_LABEL) wins and the argument is rewritten to it;
+ *     (run --profile-dir DIR, mounted at the same path); a profile the
+ *     environment names (a label, a directory, an assignment, a template)
+ *     wins and the argument is rewritten to it;
  *     a client's throwaway profile (client_scratch_profile) becomes the
  *     sandbox's ephemeral one;
  *   - switches that turn Chromium's own sandbox off (--no-sandbox, which
  *     Playwright adds, and its relatives) are dropped unless the policy says
  *     chromium_no_sandbox = yes;
  *   - flags a sandboxed headless browser needs are added unless given.
- * Nothing here weakens the sandbox: the launcher enforces the policy. */
+ * When the launcher refuses, its reason is the first line on stderr (the
+ * first line of the browser output a client shows) and the status is
+ * BC_EXIT_LAUNCHER. Nothing here weakens the sandbox: the session library
+ * enforces the policy. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -35,11 +41,11 @@
 
 #include "devtools.h"
 #include "hostids.h"
+#include "launch.h"
 #include "mount.h"
 #include "policy.h"
+#include "session.h"
 #include "util.h"
-
-#define EXIT_LAUNCHER 125
 
 static const char *prog = "browsercage-chromium";
 
@@ -56,7 +62,7 @@ static const char *const defaults[] = {
 	"--disable-breakpad",
 };
 
-#define fail(...) bc_report(prog, EXIT_LAUNCHER, __VA_ARGS__)
+#define fail(...) bc_report(prog, BC_EXIT_LAUNCHER, __VA_ARGS__)
 
 /* The switch name of a Chromium argument ("--user-data-dir=/x" ->
  * "user-data-dir", length in *len), or NULL if arg is no switch. Chromium
@@ -81,39 +87,16 @@ static const char *getenv_nonempty(const char *name)
 	return v && *v ? v : NULL;
 }
 
-static const char *find_policy(void)
+static const char *default_policy(void)
 {
 	static const char *const candidates[] = {
 		BC_SYSCONFDIR "/chromium.ini",
 		BC_PKGDATADIR "/default.ini",
 	};
-	const char *env = getenv_nonempty("BROWSERCAGE_POLICY");
-	if (env)
-		return env;
 	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++)
 		if (access(candidates[i], R_OK) == 0)
 			return candidates[i];
 	return candidates[ARRAY_SIZE(candidates) - 1];
-}
-
-/* The launcher: `browsercage` beside this executable (a build tree or a
- * relocated install), else the configured bindir. */
-static int find_launcher(char *buf, size_t size)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			int n2 = snprintf(buf, size, "%s/browsercage", self);
-			if (n2 > 0 && (size_t)n2 < size && access(buf, X_OK) == 0)
-				return 0;
-		}
-	}
-	snprintf(buf, size, "%s/browsercage", BC_BINDIR);
-	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
 }
 
 static int open_beneath(int dirfd, const char *name, int flags, mode_t mode)
@@ -248,25 +231,190 @@ static char *absolute(const char *path)
 	return asprintf(&out, "%s/%s", cwd, path) < 0 ? NULL : out;
 }
 
+/* A yes/no variable: 1, yes, true, on or 0, no, false, off (empty: unset). */
+static int env_bool(const char *name, bool *out, struct bc_error *err)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" }, *const no[] = { "0", "no", "false", "off" };
+	const char *v = getenv_nonempty(name);
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(v, yes[i]) == 0)
+			return *out = true, 0;
+		if (strcasecmp(v, no[i]) == 0)
+			return *out = false, 0;
+	}
+	return bc_error_set(err, EINVAL, "%s: expected 1 or 0 (yes or no), got '%s'", name, v);
+}
+
+/* The spec from the environment: every variable mirrors a run option and
+ * is checked as that option is (the session checks the ids). */
+static int spec_from_env(struct bc_session_spec *s, struct bc_error *err)
+{
+	const char *v;
+	s->policy_path = getenv_nonempty("BROWSERCAGE_POLICY");
+	s->default_policy = default_policy();
+	s->task = getenv_nonempty("BROWSERCAGE_TASK");
+	s->audit_path = getenv_nonempty("BROWSERCAGE_AUDIT");
+	s->label = getenv_nonempty("BROWSERCAGE_PROFILE_LABEL");
+	s->profile_root = getenv_nonempty("BROWSERCAGE_PROFILE_ROOT");
+	s->profile_dir = getenv_nonempty("BROWSERCAGE_PROFILE_DIR");
+	s->assignment = getenv_nonempty("BROWSERCAGE_ASSIGNMENT");
+	s->template_name = getenv_nonempty("BROWSERCAGE_TEMPLATE");
+	s->ready_dir = getenv_nonempty("BROWSERCAGE_READY_DIR");
+	s->cgroup_parent = getenv_nonempty("BROWSERCAGE_CGROUP_PARENT");
+	if ((v = getenv_nonempty("BROWSERCAGE_TTL")) && bc_session_parse_ttl("BROWSERCAGE_TTL", v, &s->ttl, err) < 0)
+		return -EINVAL;
+	if ((v = getenv_nonempty("BROWSERCAGE_AUDIT_FD")) &&
+	    bc_session_parse_audit_fd("BROWSERCAGE_AUDIT_FD", v, &s->audit_fd, err) < 0)
+		return -EINVAL;
+	if (env_bool("BROWSERCAGE_REQUIRE_PREPARED", &s->require_prepared, err) < 0 ||
+	    env_bool("BROWSERCAGE_RECOVER", &s->recover, err) < 0 ||
+	    env_bool("BROWSERCAGE_VERBOSE", &s->verbose, err) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static const struct bc_session_names env_names = {
+	.task = "BROWSERCAGE_TASK", .label = "BROWSERCAGE_PROFILE_LABEL",
+	.profile_dir = "BROWSERCAGE_PROFILE_DIR", .profile_root = "BROWSERCAGE_PROFILE_ROOT",
+	.template_name = "BROWSERCAGE_TEMPLATE", .assignment = "BROWSERCAGE_ASSIGNMENT",
+	.require_prepared = "BROWSERCAGE_REQUIRE_PREPARED",
+};
+static const struct bc_session_names client_dir_names = {
+	.task = "BROWSERCAGE_TASK", .label = "BROWSERCAGE_PROFILE_LABEL",
+	.profile_dir = "--user-data-dir", .profile_root = "BROWSERCAGE_PROFILE_ROOT",
+	.template_name = "BROWSERCAGE_TEMPLATE", .assignment = "BROWSERCAGE_ASSIGNMENT",
+	.require_prepared = "BROWSERCAGE_REQUIRE_PREPARED",
+};
+
+/* Chromium's command line, built once the session knows the policy and
+ * the profile: defaults the caller did not set, the profile, then the
+ * caller's arguments minus what was rewritten. */
+struct chrome {
+	int argc;
+	char **argv;
+	bool port_mode;
+	int sandbox_port;
+	bool dropped;            /* a switch that weakens Chromium's sandbox */
+	const char *dropped_arg;
+	struct bc_strv v;
+};
+
+static int chrome_argv(void *ctx, const struct bc_policy *p, const char *profile, char *const **argv,
+		       struct bc_error *err)
+{
+	struct chrome *c = ctx;
+	char buf[PATH_MAX + 64];
+	int r = 0;
+	bool after_dashes;
+
+	r |= bc_strv_push(&c->v, p->chromium);
+	for (size_t d = 0; d < ARRAY_SIZE(defaults); d++) {
+		bool given = false;
+		after_dashes = false;
+		for (int i = 1; i < c->argc && !given; i++) {
+			size_t len;
+			const char *name = after_dashes ? NULL : switch_name(c->argv[i], &len);
+			after_dashes |= strcmp(c->argv[i], "--") == 0;
+			given = name && switch_is(name, len, defaults[d] + 2);
+		}
+		if (!given)
+			r |= bc_strv_push(&c->v, defaults[d]);
+	}
+	snprintf(buf, sizeof buf, "--user-data-dir=%s", profile);
+	r |= bc_strv_push(&c->v, buf);
+	if (c->port_mode) {
+		snprintf(buf, sizeof buf, "--remote-debugging-port=%d", c->sandbox_port);
+		r |= bc_strv_push(&c->v, buf);
+	}
+	after_dashes = false;
+	for (int i = 1; i < c->argc; i++) {
+		size_t len;
+		const char *name = after_dashes ? NULL : switch_name(c->argv[i], &len);
+		after_dashes |= strcmp(c->argv[i], "--") == 0;
+		if (name && (switch_is(name, len, "user-data-dir") || switch_is(name, len, "remote-debugging-port")))
+			continue;
+		bool weakens = false;
+		for (size_t k = 0; name && k < ARRAY_SIZE(unsandboxing); k++)
+			weakens |= switch_is(name, len, unsandboxing[k]);
+		if (weakens && !p->chromium_no_sandbox) {
+			if (!c->dropped)
+				c->dropped_arg = c->argv[i];
+			c->dropped = true;
+			continue;
+		}
+		r |= bc_strv_push(&c->v, c->argv[i]);
+	}
+	if (r)
+		return bc_error_set(err, ENOMEM, "out of memory");
+	/* Said once the browser runs: before it, the only line on stderr is
+	 * a refusal's reason, if there is one. */
+	if (c->dropped)
+		fprintf(stderr, "%s: dropped %s: Chromium's own sandbox stays on (a policy may allow it: "
+			"[sandbox] chromium_no_sandbox = yes)\n", prog, c->dropped_arg);
+	*argv = c->v.v;
+	return 0;
+}
+
+/* --browsercage-help: the variables (Chromium's own switches are its). */
+static void help(void)
+{
+	fputs("usage: browsercage-chromium [CHROMIUM-ARGUMENT]...\n"
+	      "       browsercage-chromium --browsercage-help\n"
+	      "\n"
+	      "Chromium in a browsercage sandbox, for Playwright's and Puppeteer's executablePath.\n"
+	      "The session is set by the environment, each variable as the run option it mirrors:\n"
+	      "  BROWSERCAGE_POLICY FILE            --policy (default /etc/browsercage/chromium.ini)\n"
+	      "  BROWSERCAGE_TASK ID                --task\n"
+	      "  BROWSERCAGE_ASSIGNMENT FILE        --assignment\n"
+	      "  BROWSERCAGE_PROFILE_LABEL LABEL    --profile\n"
+	      "  BROWSERCAGE_PROFILE_DIR DIR        --profile-dir\n"
+	      "  BROWSERCAGE_PROFILE_ROOT DIR       --profile-root\n"
+	      "  BROWSERCAGE_TEMPLATE NAME          --template\n"
+	      "  BROWSERCAGE_RECOVER 1|0            --recover\n"
+	      "  BROWSERCAGE_TTL DURATION           --ttl\n"
+	      "  BROWSERCAGE_AUDIT FILE             --audit\n"
+	      "  BROWSERCAGE_AUDIT_FD N             --audit-fd\n"
+	      "  BROWSERCAGE_REQUIRE_PREPARED 1|0   --require-prepared\n"
+	      "  BROWSERCAGE_READY_DIR DIR          --ready-dir\n"
+	      "  BROWSERCAGE_CGROUP_PARENT PATH     --cgroup-parent\n"
+	      "  BROWSERCAGE_VERBOSE 1|0            --verbose\n"
+	      "Exit status: as browsercage run's; 125 when the launcher refused (its reason is\n"
+	      "the first line on stderr).\n", stdout);
+}
+
+/* The binary must never be setuid or setgid: it runs the launcher in this
+ * process, with the caller's own privilege only. */
+static bool setid(void)
+{
+	struct stat st;
+	return getuid() != geteuid() || getgid() != getegid() ||
+	       (stat("/proc/self/exe", &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)));
+}
+
 int main(int argc, char **argv)
 {
-	struct bc_policy p = {0};
+	struct bc_session_spec s;
 	struct bc_error err = {0};
-	struct bc_strv run = {0}, chrome = {0};
-	char launcher[PATH_MAX], buf[PATH_MAX + 64];
+	struct chrome c = { .argc = argc, .argv = argv };
 	const char *user_data_dir = NULL;
-	bool pipe_mode = false, port_mode = false, dropped = false, after_dashes = false;
-	int r = 0, host_port = 0, sandbox_port = 0;
+	bool pipe_mode = false, after_dashes = false;
+	_cleanup_free_ char *dir = NULL;
 
-	if (getuid() != geteuid() || getgid() != getegid())
-		return fail("refusing to run setuid or setgid");
-	const char *policy_path = find_policy();
-	if (bc_policy_load(&p, policy_path, &err) < 0)
-		return fail("%s", err.msg);
-	if (find_launcher(launcher, sizeof launcher) < 0)
-		return fail("cannot find the browsercage launcher beside %s or in %s", argv[0], BC_BINDIR);
+	if (setid())
+		return fail("refusing to run setuid or setgid: remove the bit (chmod u-s,g-s); "
+			    "browsercage-chromium needs no privilege of its own");
+	if (argc == 2 && strcmp(argv[1], "--browsercage-help") == 0) {
+		help();
+		return 0;
+	}
+	bc_session_spec_init(&s);
+	s.names = &env_names;
+	if (spec_from_env(&s, &err) < 0)
+		return fail("%s; nothing started", err.msg);
 
-	/* Pass 1: what the caller asked for. */
+	/* What the caller asked for. */
 	for (int i = 1; i < argc; i++) {
 		size_t len;
 		const char *name = after_dashes ? NULL : switch_name(argv[i], &len);
@@ -279,56 +427,29 @@ int main(int argc, char **argv)
 		else if (switch_is(name, len, "remote-debugging-pipe"))
 			pipe_mode = true;
 		else if (switch_is(name, len, "remote-debugging-port"))
-			port_mode = true;
+			c.port_mode = true;
 	}
 
-	/* The launcher's options. */
-	r |= bc_strv_push(&run, launcher);
-	r |= bc_strv_push(&run, "run");
-	r |= bc_strv_push(&run, "--policy");
-	r |= bc_strv_push(&run, policy_path);
-	const char *task = getenv_nonempty("BROWSERCAGE_TASK");
-	const char *audit = getenv_nonempty("BROWSERCAGE_AUDIT");
-	const char *label = getenv_nonempty("BROWSERCAGE_PROFILE_LABEL");
-	const char *root = getenv_nonempty("BROWSERCAGE_PROFILE_ROOT");
-	_cleanup_free_ char *dir = NULL;
-	struct bc_error id_err = {0};
-	if ((task && bc_id_check(BC_ID_TASK, "BROWSERCAGE_TASK", task, &id_err) < 0) ||
-	    (label && bc_id_check(BC_ID_LABEL, "BROWSERCAGE_PROFILE_LABEL", label, &id_err) < 0)) {
-		bc_strv_free(&run);
-		bc_policy_free(&p);
-		return fail("%s; nothing started", id_err.msg);
-	}
-	if (task) {
-		r |= bc_strv_push(&run, "--task");
-		r |= bc_strv_push(&run, task);
-	}
-	if (audit) {
-		r |= bc_strv_push(&run, "--audit");
-		r |= bc_strv_push(&run, audit);
-	}
-	if (label) {
-		/* A leased profile wins over whatever directory the client made. */
-		r |= bc_strv_push(&run, "--profile");
-		r |= bc_strv_push(&run, label);
-		if (root) {
-			r |= bc_strv_push(&run, "--profile-root");
-			r |= bc_strv_push(&run, root);
-		}
-		if (asprintf(&dir, "%s/%s", root ? root : p.profile_root, label) < 0)
-			dir = NULL, r = -ENOMEM;
-	} else if (user_data_dir) {
+	/* The client's profile directory, unless the environment names the
+	 * profile (which wins: the argument is rewritten to it). */
+	if (user_data_dir && !s.label && !s.profile_dir && !s.assignment && !s.template_name) {
 		if (!(dir = absolute(user_data_dir)))
 			return fail("--user-data-dir=%s: %s", user_data_dir, strerror(errno));
 		if (client_scratch_profile(dir)) {
 			free(dir);      /* the sandbox's ephemeral profile instead */
 			dir = NULL;
 		} else {
+			/* the policy as the session will load it, for the
+			 * downloads directory it seeds */
+			struct bc_policy p = {0};
+			if (bc_policy_load(&p, s.policy_path ? s.policy_path : s.default_policy, &err) < 0)
+				return fail("%s", err.msg);
 			int e = prepare_profile_dir(&p, dir);
+			bc_policy_free(&p);
 			if (e < 0)
 				return fail("--user-data-dir=%s: %s", dir, strerror(-e));
-			r |= bc_strv_push(&run, "--profile-dir");
-			r |= bc_strv_push(&run, dir);
+			s.profile_dir = dir;
+			s.names = &client_dir_names;
 		}
 	}
 	if (pipe_mode) {
@@ -336,69 +457,24 @@ int main(int argc, char **argv)
 		for (int fd = 3; fd <= 4; fd++)
 			if (fcntl(fd, F_GETFD) < 0)
 				return fail("--remote-debugging-pipe: descriptor %d is not open", fd);
-		r |= bc_strv_push(&run, "--pass-fd");
-		r |= bc_strv_push(&run, "3");
-		r |= bc_strv_push(&run, "--pass-fd");
-		r |= bc_strv_push(&run, "4");
+		if (bc_session_add_fd(&s, "--remote-debugging-pipe", "3", &err) < 0 ||
+		    bc_session_add_fd(&s, "--remote-debugging-pipe", "4", &err) < 0)
+			return fail("%s", err.msg);
 	}
-	if (port_mode) {
+	if (c.port_mode) {
 		/* The port inside is ours to choose when the client asked for
 		 * any (0): the sandbox has a loopback of its own. */
-		host_port = bc_devtools_port_arg(argc, argv);
+		int host_port = bc_devtools_port_arg(argc, argv);
 		if (host_port < 0)
 			return fail("--remote-debugging-port: expected =N with N from 0 to 65535");
-		sandbox_port = host_port ? host_port : BC_DEVTOOLS_SANDBOX_PORT;
-		snprintf(buf, sizeof buf, "--devtools-forward=%d:%d", host_port, sandbox_port);
-		r |= bc_strv_push(&run, buf);
+		c.sandbox_port = host_port ? host_port : BC_DEVTOOLS_SANDBOX_PORT;
+		s.devtools_forward = true;
+		s.devtools_host_port = (uint16_t)host_port;
+		s.devtools_sandbox_port = (uint16_t)c.sandbox_port;
 	}
-	r |= bc_strv_push(&run, "--");
-
-	/* Chromium's command line: defaults the caller did not set, the
-	 * profile, then the caller's arguments minus what was rewritten. */
-	r |= bc_strv_push(&chrome, p.chromium);
-	for (size_t d = 0; d < ARRAY_SIZE(defaults); d++) {
-		bool given = false;
-		after_dashes = false;
-		for (int i = 1; i < argc && !given; i++) {
-			size_t len;
-			const char *name = after_dashes ? NULL : switch_name(argv[i], &len);
-			after_dashes |= strcmp(argv[i], "--") == 0;
-			given = name && switch_is(name, len, defaults[d] + 2);
-		}
-		if (!given)
-			r |= bc_strv_push(&chrome, defaults[d]);
-	}
-	snprintf(buf, sizeof buf, "--user-data-dir=%s", dir ? dir : BC_SANDBOX_HOME "/profile");
-	r |= bc_strv_push(&chrome, buf);
-	if (port_mode) {
-		snprintf(buf, sizeof buf, "--remote-debugging-port=%d", sandbox_port);
-		r |= bc_strv_push(&chrome, buf);
-	}
-	after_dashes = false;
-	for (int i = 1; i < argc; i++) {
-		size_t len;
-		const char *name = after_dashes ? NULL : switch_name(argv[i], &len);
-		after_dashes |= strcmp(argv[i], "--") == 0;
-		if (name && (switch_is(name, len, "user-data-dir") || switch_is(name, len, "remote-debugging-port")))
-			continue;
-		bool weakens = false;
-		for (size_t k = 0; name && k < ARRAY_SIZE(unsandboxing); k++)
-			weakens |= switch_is(name, len, unsandboxing[k]);
-		if (weakens && !p.chromium_no_sandbox) {
-			if (!dropped)
-				fprintf(stderr, "%s: dropped %s: Chromium's own sandbox stays on (a policy "
-					"may allow it: [sandbox] chromium_no_sandbox = yes)\n", prog, argv[i]);
-			dropped = true;
-			continue;
-		}
-		r |= bc_strv_push(&chrome, argv[i]);
-	}
-	for (size_t i = 0; i < chrome.n; i++)
-		r |= bc_strv_push(&run, chrome.v[i]);
-	if (r)
-		return fail("out of memory");
-	bc_strv_free(&chrome);
-	bc_policy_free(&p);
-	execv(launcher, run.v);
-	return fail("%s: %s", launcher, strerror(errno));
+	s.argv_fn = chrome_argv;
+	s.argv_ctx = &c;
+	int r = bc_session_run(&s, &err);
+	bc_strv_free(&c.v);
+	return r < 0 ? fail("%s", err.msg) : r;
 }

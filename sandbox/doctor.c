@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <getopt.h>
 #include <linux/landlock.h>
 #include <linux/openat2.h>
 #include <netinet/in.h>
@@ -35,7 +34,6 @@
 #include "audit.h"
 #include "caps.h"
 #include "cgroup.h"
-#include "commands.h"
 #include "doctor.h"
 #include "netlink.h"
 #include "json.h"
@@ -51,8 +49,6 @@
 #include "uplink.h"
 
 #define VERSION_TIMEOUT_MS 15000   /* chromium --version on a cold cache */
-#define EXIT_HOST 1                /* prepare/doctor: the host cannot enforce the policy */
-#define EXIT_POLICY 2              /* the policy itself is bad (as `check`) */
 
 /* ---- results ------------------------------------------------------------- */
 
@@ -360,7 +356,9 @@ static bool apparmor_listed(const char *list, const char *name)
 int bc_doctor_apparmor(struct bc_check *c, const char *restrict_text, const char *profiles_text,
 		       bool installed)
 {
-	static const char *const need[] = { "browsercage", "browsercage-chromium-browser" };
+	/* the launcher, the wrapper (it runs the launcher in its own process)
+	 * and the Chromium they start */
+	static const char *const need[] = { "browsercage", "browsercage-chromium", "browsercage-chromium-browser" };
 	const char *file = BC_APPARMOR_PROFILE;
 	*c = (struct bc_check){ .status = BC_CHECK_OK };
 	snprintf(c->name, sizeof c->name, "apparmor.profile");
@@ -389,7 +387,7 @@ int bc_doctor_apparmor(struct bc_check *c, const char *restrict_text, const char
 		return 1;
 	}
 	snprintf(c->detail, sizeof c->detail, "kernel.apparmor_restrict_unprivileged_userns = 1; AppArmor "
-		 "profiles browsercage and browsercage-chromium-browser are loaded");
+		 "profiles browsercage, browsercage-chromium and browsercage-chromium-browser are loaded");
 	return 1;
 }
 
@@ -907,7 +905,7 @@ int bc_ready_path(const struct bc_policy *p, const char *profile_root, const cha
 }
 
 int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
-		      const char *label, struct bc_error *err)
+		      const char *label, const char *what, struct bc_error *err)
 {
 	char path[4096];
 	_cleanup_free_ char *text = NULL;
@@ -919,8 +917,8 @@ int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const
 		return bc_error_set(err, ENAMETOOLONG, "ready record path too long");
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return bc_error_errno(err, errno, "--require-prepared: no ready record %s (run `browsercage "
-				      "prepare --policy %s%s%s` first)", path, p->path, label ? " --profile " : "",
+		return bc_error_errno(err, errno, "%s: no ready record %s (run `browsercage "
+				      "prepare --policy %s%s%s` first)", what, path, p->path, label ? " --profile " : "",
 				      label ? label : "");
 	if (fstat(fd, &st) < 0)
 		return bc_error_errno(err, errno, "ready record %s", path);
@@ -974,102 +972,7 @@ int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const
 	return 0;
 }
 
-/* ---- commands ------------------------------------------------------------------ */
-
-static int load_policy(struct bc_policy *p, const char *path, bool quiet)
-{
-	struct bc_error err = {0};
-	if (!path) {
-		static const char *const candidates[] = { BC_SYSCONFDIR "/default.ini", BC_PKGDATADIR "/default.ini" };
-		for (size_t i = 0; i < ARRAY_SIZE(candidates) && !path; i++)
-			if (access(candidates[i], R_OK) == 0)
-				path = candidates[i];
-	}
-	if (!path) {
-		if (bc_policy_init(p) < 0) {     /* its path is "<defaults>" */
-			fprintf(stderr, "browsercage: out of memory\n");
-			return -ENOMEM;
-		}
-		p->net_mode = BC_NET_FILTERED;   /* as the shipped default.ini */
-		return 0;
-	}
-	if (bc_policy_load(p, path, &err) < 0) {
-		fprintf(stderr, "%s\n", err.msg);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < p->n_warnings && !quiet; i++)
-		fprintf(stderr, "%s:%u: warning: %s\n", path, p->warnings[i].line, p->warnings[i].msg);
-	return 0;
-}
-
-static void doctor_usage(FILE *out)
-{
-	fputs("usage: browsercage doctor [--policy FILE] [--json] [--cgroup-parent PATH]\n"
-	      "\n"
-	      "Check that this host offers what the launcher needs: user namespaces (and the\n"
-	      "sysctls that restrict them), a fresh /proc, seccomp, Landlock, nf_tables, a\n"
-	      "writable cgroup, pasta and Chromium. Each check does the real thing in a\n"
-	      "throwaway child. Prints one line per check (ok, warn or fail, with a fix:\n"
-	      "line), or a JSON array with --json. Without --policy, the installed default\n"
-	      "policy is assumed. Exit status: 0 when the policy can be enforced here, 1 when\n"
-	      "a check failed, 2 when the policy is invalid.\n", out);
-}
-
-int bc_cmd_doctor(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "cgroup-parent", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *policy_path = NULL;
-	bool json = false;
-	struct bc_doctor d = {0};
-	struct bc_policy p = {0};
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': policy_path = optarg; break;
-		case 'j': json = true; break;
-		case 'c': d.cgroup_parent = optarg; break;
-		case 'h': doctor_usage(stdout); return 0;
-		default: doctor_usage(stderr); return EXIT_POLICY;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "browsercage: doctor: unexpected argument '%s'\n", argv[optind]);
-		return EXIT_POLICY;
-	}
-	if (load_policy(&p, policy_path, json) < 0)
-		return EXIT_POLICY;
-	size_t n_fail = bc_doctor_run(&d, &p);
-	bc_doctor_print(&d, stdout, json);
-	if (!json && n_fail)
-		fprintf(stderr, "browsercage: doctor: %zu check%s failed: this host cannot enforce %s\n",
-			n_fail, n_fail == 1 ? "" : "s", p.path);
-	bc_policy_free(&p);
-	return n_fail ? EXIT_HOST : 0;
-}
-
 /* ---- prepare ------------------------------------------------------------------- */
-
-static void prepare_usage(FILE *out)
-{
-	fputs("usage: browsercage prepare --policy FILE [--profile LABEL] [--assignment FILE]\n"
-	      "                           [--profile-root DIR] [--ready-dir DIR] [--cgroup-parent PATH]\n"
-	      "\n"
-	      "The Kubernetes init step. Validates the policy (as `check`), runs the doctor\n"
-	      "checks it needs, creates the profile directory <profile_root>/<LABEL> owned\n"
-	      "by the uid the sandbox maps to (mode 0700), refuses a profile whose last\n"
-	      "sandbox did not close cleanly, and writes the ready record\n"
-	      "<profile_root>/.ready/<LABEL>.json (policy-<sha256 prefix>.json without a\n"
-	      "label) that `run --require-prepared` checks. Exit status: 0 when ready, 1 when\n"
-	      "the host or the profile is not, 2 when the policy or an argument is invalid.\n", out);
-}
 
 /* Create <root>/<label> (or check the one there) owned by uid:gid, 0700,
  * no symlink on the way, the root itself made if missing; the same checks
@@ -1174,120 +1077,72 @@ static int ready_write(const char *path, const struct bc_policy *p, const char *
 	return r;
 }
 
-int bc_cmd_prepare(int argc, char **argv)
+int bc_prepare(const struct bc_prepare_req *req, struct bc_doctor *d, struct bc_prepare_result *res,
+	       struct bc_error *err)
 {
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "profile", required_argument, NULL, 'L' },
-		{ "assignment", required_argument, NULL, 'a' },
-		{ "profile-root", required_argument, NULL, 'R' },
-		{ "ready-dir", required_argument, NULL, 'D' },
-		{ "cgroup-parent", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *policy_path = NULL, *label = NULL, *assignment = NULL, *root = NULL, *ready_dir = NULL;
-	struct bc_doctor d = {0};
-	struct bc_policy p = {0};
+	const struct bc_policy *p = req->policy;
+	const char *label = req->label, *root = req->profile_root;
 	struct bc_assignment as = {0};
-	struct bc_error err = {0};
-	char dir[4096] = "", ready[4096];
-	int c, ret = EXIT_HOST;
+	uid_t uid;
+	gid_t gid;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:L:a:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': policy_path = optarg; break;
-		case 'L': label = optarg; break;
-		case 'a': assignment = optarg; break;
-		case 'R': root = optarg; break;
-		case 'D': ready_dir = optarg; break;
-		case 'c': d.cgroup_parent = optarg; break;
-		case 'h': prepare_usage(stdout); return 0;
-		default: prepare_usage(stderr); return EXIT_POLICY;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "browsercage: prepare: unexpected argument '%s'\n", argv[optind]);
-		return EXIT_POLICY;
-	}
-	if (!policy_path) {
-		fprintf(stderr, "browsercage: prepare: --policy FILE is required\n");
-		return EXIT_POLICY;
-	}
-	if (load_policy(&p, policy_path, false) < 0)
-		return EXIT_POLICY;
-	if (assignment) {
-		if (bc_assign_load(&as, assignment, &err) < 0 || bc_assign_check(&as, &p, &err) < 0) {
-			fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
-			ret = EXIT_POLICY;
+	*res = (struct bc_prepare_result){ .bad_input = true };
+	if (req->assignment) {
+		if ((r = bc_assign_load(&as, req->assignment, err)) < 0 || (r = bc_assign_check(&as, p, err)) < 0)
 			goto out;
-		}
 		if (label && as.label && strcmp(label, as.label) != 0) {
-			fprintf(stderr, "browsercage: prepare: --profile %s but the assignment %s names label %s\n",
-				label, assignment, as.label);
-			ret = EXIT_POLICY;
+			r = bc_error_set(err, EINVAL, "--profile %s but the assignment %s names label %s",
+					 label, req->assignment, as.label);
 			goto out;
 		}
 		if (as.label)
 			label = as.label;
 	}
-	if (label && bc_label_check("--profile", label, &err) < 0) {
-		fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
-		ret = EXIT_POLICY;
+	if (label && (r = bc_label_check("--profile", label, err)) < 0)
 		goto out;
-	}
-	if (p.profile == BC_PROFILE_ASSIGNED && !label && !as.storage_dir) {
-		fprintf(stderr, "browsercage: prepare: %s has profile = assigned: give --profile LABEL "
-			"(or an --assignment naming one)\n", p.path);
-		ret = EXIT_POLICY;
+	if (p->profile == BC_PROFILE_ASSIGNED && !label && !as.storage_dir) {
+		r = bc_error_set(err, EINVAL, "%s has profile = assigned: give --profile LABEL "
+				 "(or an --assignment naming one)", p->path);
 		goto out;
 	}
 	if (!root)
-		root = p.profile_root;
+		root = p->profile_root;
+	res->bad_input = false;
 
 	/* The host first: nothing is created for a policy it cannot enforce. */
-	d.skip_profile_root = true;
-	size_t n_fail = bc_doctor_run(&d, &p);
-	bc_doctor_print(&d, stdout, false);
+	d->skip_profile_root = true;
+	size_t n_fail = bc_doctor_run(d, p);
 	if (n_fail) {
-		fprintf(stderr, "browsercage: prepare: %zu check%s failed: this host cannot enforce %s "
-			"(see the fix: lines above)\n", n_fail, n_fail == 1 ? "" : "s", p.path);
+		r = bc_error_set(err, EHOSTDOWN, "%zu check%s failed: this host cannot enforce %s "
+				 "(see the fix: lines above)", n_fail, n_fail == 1 ? "" : "s", p->path);
 		goto out;
 	}
-
-	uid_t uid;
-	gid_t gid;
-	if (bc_ids_profile_owner(&uid, &gid, &err) < 0) {
-		fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+	if ((r = bc_ids_profile_owner(&uid, &gid, err)) < 0)
 		goto out;
-	}
+	res->uid = uid;
 	if (label) {
-		int r = profile_create(root, label, uid, gid, dir, sizeof dir, &err);
-		if (r < 0 || profile_check_lease(root, label, as.task, uid, gid, &err) < 0) {
-			fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+		snprintf(res->label, sizeof res->label, "%s", label);
+		if ((r = profile_create(root, label, uid, gid, res->dir, sizeof res->dir, err)) < 0)
 			goto out;
-		}
-		printf("ok    %-32s  %s %s (owner %u, mode 0700)\n", "profile", dir, r ? "created" : "exists",
-		       (unsigned)uid);
+		res->created = r > 0;
+		if ((r = profile_check_lease(root, label, as.task, uid, gid, err)) < 0)
+			goto out;
 	} else if (as.storage_dir) {
-		int fd = bc_profile_open(as.storage_dir, uid, &err);
+		int fd = bc_profile_open(as.storage_dir, uid, err);
 		if (fd < 0) {
-			fprintf(stderr, "browsercage: prepare: %s\n", err.msg);
+			r = fd;
 			goto out;
 		}
 		close(fd);
-		snprintf(dir, sizeof dir, "%s", as.storage_dir);
+		snprintf(res->dir, sizeof res->dir, "%s", as.storage_dir);
 	}
-	if (bc_ready_path(&p, root, ready_dir, label, ready, sizeof ready) < 0 ||
-	    ready_write(ready, &p, label, dir[0] ? dir : NULL, &d, &err) < 0) {
-		fprintf(stderr, "browsercage: prepare: %s\n", err.msg[0] ? err.msg : "ready record path too long");
+	if ((r = bc_ready_path(p, root, req->ready_dir, label, res->ready, sizeof res->ready)) < 0) {
+		r = bc_error_set(err, -r, "ready record path too long");
 		goto out;
 	}
-	printf("ready: %s (policy %s, sha256 %s)\n", ready, p.name, p.sha256);
-	ret = 0;
+	r = ready_write(res->ready, p, label, res->dir[0] ? res->dir : NULL, d, err);
 out:
 	bc_assign_free(&as);
-	bc_policy_free(&p);
-	return ret;
+	return r < 0 ? r : 0;
 }

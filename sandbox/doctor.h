@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "policy.h"
 #include "util.h"
@@ -63,6 +64,29 @@ int bc_ready_path(const struct bc_policy *p, const char *profile_root, const cha
 
 /* `run --require-prepared`: refuse unless the ready record for label (or
  * for the policy, without a label) exists, is owned by root or the caller,
- * is not group/world-writable, and names p's sha256. */
+ * is not group/world-writable, and names p's sha256. what names the
+ * option (or variable) that asked, for the message. */
 int bc_prepare_verify(const struct bc_policy *p, const char *profile_root, const char *ready_dir,
-		      const char *label, struct bc_error *err);
+		      const char *label, const char *what, struct bc_error *err);
+
+/* `browsercage prepare`: the Kubernetes init step. */
+struct bc_prepare_req {
+	const struct bc_policy *policy;
+	const char *label;           /* --profile, or NULL */
+	const char *assignment;      /* an assignment record naming the label, or NULL */
+	const char *profile_root;    /* NULL: the policy's */
+	const char *ready_dir;       /* NULL: <profile_root>/.ready */
+};
+struct bc_prepare_result {
+	bool bad_input;              /* refused for the request itself (not the host) */
+	bool created;                /* the profile directory was made now */
+	uid_t uid;                   /* its owner */
+	char label[128];             /* the label prepared, "" for none */
+	char dir[4096];              /* the profile directory, "" for none */
+	char ready[4096];            /* the ready record written */
+};
+/* Check the assignment and label, run the doctor checks into d (which the
+ * caller prints), create and check the profile, write the ready record.
+ * Returns 0 when ready, else -errno with err filled. */
+int bc_prepare(const struct bc_prepare_req *req, struct bc_doctor *d, struct bc_prepare_result *res,
+	       struct bc_error *err);

@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 
 #include "audit.h"
 #include "cgroup.h"
-#include "commands.h"
 #include "json.h"
 #include "runtime.h"
 #include "uplink.h"
@@ -206,11 +204,9 @@ static int record_read(int dfd, const char *name, const char *path, struct bc_ru
 	return 0;
 }
 
-/* fn gets each record: parsed (bad NULL), or unreadable (bad says why;
- * only session, path and fd are set). */
-typedef int (*record_fn)(struct bc_runtime_rec *rec, bool alive, const char *bad, void *ctx);
+typedef bc_runtime_fn record_fn;
 
-static int records_each(record_fn fn, void *ctx, struct bc_error *err)
+int bc_runtime_each(bc_runtime_fn fn, void *ctx, struct bc_error *err)
 {
 	char dir[2048];
 	int r = bc_runtime_dir(dir, sizeof dir, err);
@@ -291,63 +287,6 @@ static int supervisor_pidfd(const struct bc_runtime_rec *rec, struct bc_error *e
 	return TAKE_FD(pidfd);
 }
 
-struct ps_ctx {
-	bool json;
-	int n;
-};
-
-static int ps_one(struct bc_runtime_rec *rec, bool alive, const char *bad, void *ctx)
-{
-	struct ps_ctx *c = ctx;
-	if (!alive)
-		return 0;
-	if (bad) {
-		fprintf(stderr, "browsercage: ps: ignoring an unreadable record (%s)\n", bad);
-		return 0;
-	}
-	long age = (long)(time(NULL) - rec->started);
-	if (c->json) {
-		struct bc_json j;
-		bc_json_init(&j);
-		bc_json_str(&j, "session", rec->session);
-		bc_json_str(&j, "task", rec->task[0] ? rec->task : NULL);
-		bc_json_int(&j, "pid", (int64_t)rec->pid);
-		bc_json_str(&j, "profile", rec->profile);
-		bc_json_str(&j, "policy", rec->policy);
-		bc_json_int(&j, "age_seconds", age);
-		const char *t = bc_json_text(&j);
-		printf("%s%s", c->n ? "," : "", t ? t : "{}");
-		bc_json_free(&j);
-	} else
-		printf("%-32s  %-16s %8d %7lds  %s  %s\n", rec->session, rec->task[0] ? rec->task : "-",
-		       (int)rec->pid, age, rec->profile, rec->policy);
-	c->n++;
-	return 0;
-}
-
-int bc_cmd_ps(int argc, char **argv)
-{
-	struct ps_ctx c = {0};
-	struct bc_error err = {0};
-	if (argc == 2 && strcmp(argv[1], "--json") == 0)
-		c.json = true;
-	else if (argc != 1) {
-		fprintf(stderr, "usage: browsercage ps [--json]\n");
-		return 2;
-	}
-	if (c.json)
-		printf("[");
-	else
-		printf("%-32s  %-16s %8s %8s  %s  %s\n", "SESSION", "TASK", "PID", "AGE", "PROFILE", "POLICY");
-	if (records_each(ps_one, &c, &err) < 0) {
-		fprintf(stderr, "browsercage: ps: %s\n", err.msg);
-		return 125;
-	}
-	if (c.json)
-		printf("]\n");
-	return 0;
-}
-
 struct revoke_ctx {
 	const char *session;
 	int found;               /* 0 none, 1 signalled, -1 dead, -2 refused */
@@ -379,27 +318,16 @@ static int revoke_one(struct bc_runtime_rec *rec, bool alive, const char *bad, v
 	return 1;
 }
 
-int bc_cmd_revoke(int argc, char **argv)
+int bc_runtime_revoke(const char *session, struct bc_error *err)
 {
-	struct bc_error err = {0};
-	if (argc != 2 || !bc_id_valid(BC_ID_SESSION, argv[1])) {
-		fprintf(stderr, "usage: browsercage revoke SESSION (the 32-hex-digit id `ps` shows)\n");
-		return 2;
-	}
-	struct revoke_ctx c = { .session = argv[1] };
-	if (records_each(revoke_one, &c, &err) < 0) {
-		fprintf(stderr, "browsercage: revoke: %s\n", err.msg);
-		return 125;
-	}
-	if (c.found == 0 || c.found == -1) {
-		fprintf(stderr, "browsercage: revoke: no live sandbox with session %s\n", argv[1]);
-		return 1;
-	}
-	if (c.found == -2) {
-		fprintf(stderr, "browsercage: revoke: %s: %s\n", argv[1], c.err.msg);
-		return 125;
-	}
-	printf("revoked %s\n", argv[1]);
+	struct revoke_ctx c = { .session = session };
+	int r = bc_runtime_each(revoke_one, &c, err);
+	if (r < 0)
+		return r;
+	if (c.found == 0 || c.found == -1)
+		return bc_error_set(err, ESRCH, "no live sandbox with session %s", session);
+	if (c.found == -2)
+		return bc_error_set(err, c.err.code ? c.err.code : EPERM, "%s: %s", session, c.err.msg);
 	return 0;
 }
 
@@ -436,34 +364,8 @@ static int gc_one(struct bc_runtime_rec *rec, bool alive, const char *bad, void 
 int bc_runtime_gc(void (*fn)(const char *session, void *ctx), void *ctx, struct bc_error *err)
 {
 	struct gc_ctx c = { .fn = fn, .ctx = ctx };
-	int r = records_each(gc_one, &c, err);
+	int r = bc_runtime_each(gc_one, &c, err);
 	return r < 0 ? r : c.n;
-}
-
-int bc_cmd_gc(int argc, char **argv)
-{
-	struct bc_error err = {0};
-	const char *parent = NULL;
-	if (argc == 3 && strcmp(argv[1], "--cgroup-parent") == 0)
-		parent = argv[2];
-	else if (argc != 1) {
-		fprintf(stderr, "usage: browsercage gc [--cgroup-parent PATH]\n");
-		return 2;
-	}
-	int records = bc_runtime_gc(NULL, NULL, &err);
-	if (records < 0) {
-		fprintf(stderr, "browsercage: gc: %s\n", err.msg);
-		return 125;
-	}
-	int cgroups = bc_cgroup_gc(parent, &err);
-	int uplinks = bc_uplink_gc(&err);
-	if (cgroups < 0 || uplinks < 0) {
-		fprintf(stderr, "browsercage: gc: %s\n", err.msg);
-		return 125;
-	}
-	printf("removed %d stale record%s, %d cgroup%s, %d uplink%s\n", records, records == 1 ? "" : "s",
-	       cgroups, cgroups == 1 ? "" : "s", uplinks, uplinks == 1 ? "" : "s");
-	return 0;
 }
 
 /* ---- the cleaner ------------------------------------------------------------ */

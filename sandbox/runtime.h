@@ -11,6 +11,7 @@
  * start time, holding the record open. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -41,6 +42,18 @@ int bc_runtime_dir(char *buf, size_t len, struct bc_error *err);
 int bc_runtime_register(struct bc_runtime_rec *rec, struct bc_error *err);
 /* Remove the record (at teardown). */
 void bc_runtime_unregister(struct bc_runtime_rec *rec);
+
+/* Call fn for each record in the runtime directory: parsed (bad NULL), or
+ * unreadable (bad says why; only session, path and fd are set); alive when
+ * its launcher holds it. A non-zero return from fn stops the walk and is
+ * returned. */
+typedef int (*bc_runtime_fn)(struct bc_runtime_rec *rec, bool alive, const char *bad, void *ctx);
+int bc_runtime_each(bc_runtime_fn fn, void *ctx, struct bc_error *err);
+
+/* End the live sandbox of session (SIGUSR1 to its supervisor, through a
+ * pidfd of the process shown to be it). 0 when signalled; -ESRCH when no
+ * live sandbox has that session; else -errno (refused) with err filled. */
+int bc_runtime_revoke(const char *session, struct bc_error *err);
 
 /* Remove the records of dead launchers (unlocked, with content), calling
  * fn(session, ctx) first for each when fn is not NULL. Returns the number

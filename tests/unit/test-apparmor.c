@@ -41,10 +41,14 @@ int main(void)
 	bc_doctor_apparmor(&c, "1\n", "browsercage-chromium-browser (unconfined)\nbrowsercagex (enforce)\n"
 			   "other//browsercage (enforce)\n", true);
 	is_int(c.status, BC_CHECK_FAIL, "browsercagex or other//browsercage is not browsercage");
-	bc_doctor_apparmor(&c, "1\n", "browsercage (unconfined)\n", true);
+	bc_doctor_apparmor(&c, "1\n", "browsercage (unconfined)\nbrowsercage-chromium (unconfined)\n", true);
 	is_int(c.status, BC_CHECK_FAIL, "the Chromium profile is needed too");
 	ok(strstr(c.detail, "browsercage-chromium-browser is not loaded") != NULL, "... and named: %s", c.detail);
-	bc_doctor_apparmor(&c, "1", "browsercage-chromium-browser (unconfined)\nbrowsercage (enforce)", true);
+	bc_doctor_apparmor(&c, "1\n", "browsercage (unconfined)\nbrowsercage-chromium-browser (unconfined)\n", true);
+	is_int(c.status, BC_CHECK_FAIL, "the wrapper's profile is needed too (it runs the launcher in process)");
+	ok(strstr(c.detail, "browsercage-chromium is not loaded") != NULL, "... and named: %s", c.detail);
+	bc_doctor_apparmor(&c, "1", "browsercage-chromium-browser (unconfined)\nbrowsercage-chromium (enforce)\n"
+			   "browsercage (enforce)", true);
 	is_int(c.status, BC_CHECK_OK, "no trailing newlines, enforce mode: ok");
 
 	bc_doctor_apparmor(&c, "1\n", NULL, true);
