@@ -46,6 +46,7 @@
 #include "caps.h"
 #include "dns.h"
 #include "dnsfilter.h"
+#include "nflog.h"
 #include "seccomp.h"
 #include "nft.h"
 #include "ruleset.h"
@@ -97,6 +98,7 @@ struct filter {
 	const struct bc_policy *p;
 	struct bc_dns_allow allow;           /* p->allow_domains, prepared */
 	int udp, tcp, nft, status;
+	int pins;                    /* pin messages to the supervisor, or -1 */
 	int chan;                   /* the sockets come through here later, or -1 */
 	struct bc_audit audit;
 	struct bc_cidr up[MAX_UPSTREAM];
@@ -359,6 +361,17 @@ static void upstream_answer(struct filter *f, struct pending *s, const uint8_t *
 			audit_dns(f, &s->d, s->c.conn >= 0, "pin_failed", e.msg, r);
 			pending_finish(f, s);
 			return;
+		}
+	}
+	/* the supervisor learns which name each address came from (it names
+	 * the connections); a full pipe loses the message, never blocks us */
+	for (size_t i = 0; f->pins >= 0 && i < r->n_addrs; i++) {
+		struct bc_nflog_pin_msg m;
+		bc_nflog_pin_pack(&m, r->addrs[i].family, r->addrs[i].addr, r->addrs[i].timeout,
+				  s->d.name);
+		if (m.name_len && write(f->pins, &m, sizeof m) < 0 && errno == EPIPE) {
+			close(f->pins);
+			f->pins = -1;
 		}
 	}
 	reply(f, &s->c, (size_t)n);
@@ -630,7 +643,7 @@ static int seccomp_prepare(struct filter *f, struct bc_seccomp_prog *prog, struc
 		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
 	};
 	static const int families[] = { AF_INET, AF_INET6 }, types[] = { SOCK_DGRAM, SOCK_STREAM };
-	const int writers[] = { 2, f->audit.fd, f->status };
+	const int writers[] = { 2, f->audit.fd, f->status, f->pins };
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int r = ctx ? 0 : -ENOMEM;
 
@@ -705,7 +718,7 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	prctl(PR_SET_NAME, "bc-dnsfilter");
-	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status, f->chan };
+	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status, f->chan, f->pins };
 	if ((r = close_others(keep, ARRAY_SIZE(keep))) < 0)
 		return bc_error_errno(err, -r, "DNS filter: close inherited descriptors");
 
@@ -823,6 +836,7 @@ int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *read
 	f->tcp = cfg->tcp_fd;
 	f->nft = cfg->nft_fd;
 	f->chan = -1;
+	f->pins = cfg->pins_fd;
 	f->audit.fd = cfg->audit_fd;
 	snprintf(f->audit.session, sizeof f->audit.session, "%s", cfg->session_id ? cfg->session_id : "");
 	bc_ratelimit_init(&f->rl, cfg->burst ? cfg->rate : RATE_DEFAULT,

@@ -32,6 +32,9 @@ struct bc_dnsfilter_cfg {
 	int tcp_fd;                 /* TCP socket listening on 127.0.0.1:53 there */
 	int nft_fd;                 /* NETLINK_NETFILTER socket opened in the sandbox netns */
 	int audit_fd;               /* where records go (O_APPEND), -1 for none */
+	int pins_fd;                /* write end of a non-blocking pipe: every address
+	                             * pinned, with its name (struct bc_nflog_pin_msg),
+	                             * so connections can be named; -1 for none */
 	const char *session_id;
 	unsigned rate, burst;       /* rate limit, queries per second and burst; burst 0:
 	                             * the default 50/s, burst 100 (rate 0: no refill) */

@@ -54,6 +54,16 @@ static const char *const defaults[] = {
 	"--disable-background-networking", "--disable-component-update", "--disable-sync",
 	"--no-first-run", "--no-default-browser-check", "--disable-default-apps",
 	"--disable-breakpad",
+	/* no lookups the page did not ask for (the audit log holds what it did) */
+	"--disable-domain-reliability", "--disable-client-side-phishing-detection",
+	"--disable-component-extensions-with-background-pages", "--disable-extensions",
+	"--no-pings", "--metrics-recording-only", "--no-service-autorun",
+	"--disable-features=OptimizationHints,OptimizationGuideModelDownloading,"
+	"OptimizationHintsFetching,OptimizationTargetPrediction,AutofillServerCommunication,"
+	"MediaRouter,DialMediaRouteProvider,Translate,SafeBrowsingEnhancedProtection,"
+	"CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,"
+	"NetworkTimeServiceQuerying,PrivacySandboxSettings4,AcceptCHFrame",
+	"--dns-prefetch-disable",
 };
 
 #define fail(...) bc_report(prog, EXIT_LAUNCHER, __VA_ARGS__)
