@@ -86,8 +86,17 @@ void bc_nflog_pins_close(void);
  * BC_NFLOG_BURST; the rest are counted, and the count is written as one
  * "egress_refused_suppressed" record {count, overruns} before the next
  * record that gets through, or by bc_nflog_flush. The rate state is the
- * process's (one sandbox per supervisor). Returns records written, or
- * -errno on a socket error. */
+ * process's (one sandbox per supervisor). A packet logged with prefix
+ * BC_NFLOG_CONNECT_PREFIX (the accept rules: a new connection) writes one
+ * "connect" record {dst, port, proto, name}, name being the one the DNS
+ * filter pinned dst for (null if none: an allow_cidrs address), at most
+ * BC_NFLOG_CONNECT_RATE a second with bursts of BC_NFLOG_CONNECT_BURST; a
+ * repeat of one of the last few connections (same addresses, ports and
+ * protocol: a retransmitted first packet) within 10 s writes nothing; the
+ * rest are counted into one "connect_suppressed" record {count}, written
+ * before the next "connect" once a minute has passed since the first left
+ * out, and by bc_nflog_flush. Returns records written, or -errno on a
+ * socket error. */
 int bc_nflog_drain(int fd, struct bc_audit *a);
 
 /* Write the pending "egress_refused_suppressed" and "connect_suppressed"
