@@ -473,7 +473,8 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 
 int bc_nflog_drain(int fd, struct bc_audit *a)
 {
-	union { char buf[MNL_SOCKET_BUFFER_SIZE]; struct nlmsghdr align; } u;
+	/* a fixed size (MNL_SOCKET_BUFFER_SIZE is a sysconf call, at most 8192) */
+	union { char buf[8192]; struct nlmsghdr align; } u;
 	struct drain_ctx c = { .a = a };
 
 	if (!state.init) {

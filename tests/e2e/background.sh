@@ -60,7 +60,8 @@ for who in root "$TEST_USER"; do
 	audit=$SCRATCH/logs/$who.jsonl
 	rm -f "$audit"
 	out=$(client goto "http://ok.test/page.html")
-	check "$who: the page on ok.test loads ($out)" [ "$(json error <<<"$out")" = null ]
+	check "$who: the page on ok.test loads ($out)" [ "$(json error <<<"$out")" = null ] ||
+		diag "$(grep -F '"event":"dns"' "$audit")"
 	uplink=veth
 	[ "$who" = root ] || uplink=pasta
 	check "$who: through the $uplink uplink" grep -q "\"uplink\":\"$uplink\"" "$audit"
