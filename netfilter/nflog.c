@@ -38,6 +38,11 @@ struct recent {
 	int port, sport;
 };
 
+struct repeat {
+	char name[BC_NFLOG_NAME_MAX + 1];
+	uint64_t count;
+};
+
 struct pin_slot {
 	struct bc_nflog_pin pin;
 	uint64_t seq;                /* 0: free; higher: newer */
@@ -56,6 +61,9 @@ static struct {
 	bool pins_open;
 	struct pin_slot *pins;       /* BC_NFLOG_PINS, allocated on attach */
 	uint64_t pin_seq;
+	struct repeat *repeats;      /* BC_NFLOG_REPEAT_NAMES, allocated on attach */
+	size_t n_repeats;
+	uint64_t repeats_other;      /* repeats of names past the table */
 } state;
 
 static int cfg_send(struct mnl_socket *nl, uint8_t family, uint16_t group, uint16_t attr,
@@ -180,7 +188,8 @@ void bc_nflog_pin_pack(struct bc_nflog_pin_msg *msg, int family, const uint8_t *
 	size_t n = strlen(name);
 	memset(msg, 0, sizeof *msg);
 	msg->family = (uint8_t)family;
-	memcpy(msg->addr, addr, family == AF_INET ? 4 : 16);
+	if (addr && (family == AF_INET || family == AF_INET6))
+		memcpy(msg->addr, addr, family == AF_INET ? 4 : 16);
 	msg->seconds = seconds;
 	if (n > BC_NFLOG_NAME_MAX)
 		n = BC_NFLOG_NAME_MAX;
@@ -195,8 +204,10 @@ int bc_nflog_pin_parse(const void *buf, size_t len, struct bc_nflog_pin *pin)
 	if (len != sizeof m)
 		return -EINVAL;
 	memcpy(&m, buf, sizeof m);
-	if ((m.family != AF_INET && m.family != AF_INET6) || m.name_len == 0 ||
-	    m.name_len > BC_NFLOG_NAME_MAX)
+	static const uint8_t zero[16];
+	if ((m.family != AF_INET && m.family != AF_INET6 && m.family != 0) || m.name_len == 0 ||
+	    m.name_len > BC_NFLOG_NAME_MAX ||
+	    (m.family == 0 && (m.seconds || memcmp(m.addr, zero, sizeof zero) != 0)))
 		return -EINVAL;
 	for (size_t i = 0; i < m.name_len; i++) {
 		char c = m.name[i];
@@ -206,7 +217,8 @@ int bc_nflog_pin_parse(const void *buf, size_t len, struct bc_nflog_pin *pin)
 	}
 	memset(pin, 0, sizeof *pin);
 	pin->family = m.family;
-	memcpy(pin->addr, m.addr, m.family == AF_INET ? 4 : 16);
+	if (m.family)
+		memcpy(pin->addr, m.addr, m.family == AF_INET ? 4 : 16);
 	pin->seconds = m.seconds;
 	memcpy(pin->name, m.name, m.name_len);
 	pin->name[m.name_len] = '\0';
@@ -226,9 +238,11 @@ void bc_nflog_pins_attach(int fd)
 	bc_nflog_pins_close();
 	if (!state.pins)
 		state.pins = calloc(BC_NFLOG_PINS, sizeof *state.pins);
+	if (!state.repeats)
+		state.repeats = calloc(BC_NFLOG_REPEAT_NAMES, sizeof *state.repeats);
 	if (fd < 0)
 		return;
-	if (!state.pins) {      /* no table: the connections go unnamed */
+	if (!state.pins || !state.repeats) {   /* no table: the connections go unnamed */
 		close(fd);
 		return;
 	}
@@ -264,6 +278,21 @@ static void pin_store(const struct bc_nflog_pin *pin)
 	slot->seq = ++state.pin_seq;
 }
 
+static void repeat_count(const char *name)
+{
+	for (size_t i = 0; i < state.n_repeats; i++)
+		if (strcmp(state.repeats[i].name, name) == 0) {
+			state.repeats[i].count++;
+			return;
+		}
+	if (state.n_repeats < BC_NFLOG_REPEAT_NAMES) {
+		struct repeat *r = &state.repeats[state.n_repeats++];
+		snprintf(r->name, sizeof r->name, "%s", name);
+		r->count = 1;
+	} else
+		state.repeats_other++;
+}
+
 static const char *pin_name(int family, const uint8_t *addr)
 {
 	size_t alen = family == AF_INET ? 4 : 16;
@@ -294,8 +323,12 @@ void bc_nflog_pins_read(void)
 		}
 		/* each message is written whole (smaller than PIPE_BUF), so a
 		 * short one is no message of the filter's: ignore it */
-		if (bc_nflog_pin_parse(&m, (size_t)n, &pin) == 0)
+		if (bc_nflog_pin_parse(&m, (size_t)n, &pin) < 0)
+			continue;
+		if (pin.family)
 			pin_store(&pin);
+		else
+			repeat_count(pin.name);
 	}
 }
 
@@ -331,10 +364,33 @@ static void refused_flush(struct bc_audit *a)
 	state.suppressed = state.overruns = 0;
 }
 
+static void repeats_flush(struct bc_audit *a)
+{
+	if (!state.n_repeats && !state.repeats_other)
+		return;
+	struct bc_json j, names;
+	bc_json_init(&names);
+	for (size_t i = 0; i < state.n_repeats; i++)
+		bc_json_uint(&names, state.repeats[i].name, state.repeats[i].count);
+	const char *text = bc_json_text(&names);
+	bc_json_init(&j);
+	bc_json_raw(&j, "names", text ? text : "{}");
+	bc_json_uint(&j, "other", state.repeats_other);
+	bc_audit_write(a, "dns_refused_repeats", &j);
+	bc_json_free(&j);
+	bc_json_free(&names);
+	state.n_repeats = 0;
+	state.repeats_other = 0;
+}
+
 void bc_nflog_flush(struct bc_audit *a)
 {
 	refused_flush(a);
 	connect_flush(a);
+	/* the DNS filter is gone: what it sent is all in the pipe */
+	for (int i = 0; i < 64 && state.pins_open; i++)
+		bc_nflog_pins_read();
+	repeats_flush(a);
 }
 
 static const char *proto_name(uint8_t p, char *buf, size_t len)

@@ -21,6 +21,8 @@
 #define BC_NFLOG_CONNECT_PREFIX "bc-connect"
 /* Pins remembered (address -> name); the oldest gives way. */
 #define BC_NFLOG_PINS 512
+/* Names whose repeated refusals are counted one by one; more are summed. */
+#define BC_NFLOG_REPEAT_NAMES 64
 
 /* One logged packet, as the audit record shows it. */
 struct bc_nflog_event {
@@ -44,9 +46,12 @@ int bc_nflog_open(struct bc_error *err);
 int bc_nflog_packet_parse(const uint8_t *pkt, size_t len, struct bc_nflog_event *ev);
 
 /* One pin, as the DNS filter sends it to the supervisor (one message per
- * address, written whole to a pipe: smaller than PIPE_BUF). */
+ * address, written whole to a pipe: smaller than PIPE_BUF). Family 0 (addr
+ * and seconds zero): the name was refused again, a refusal the filter did
+ * not write (it wrote the first of that name and type); the supervisor
+ * counts these per name into one "dns_refused_repeats" record at the end. */
 struct bc_nflog_pin_msg {
-	uint8_t family;              /* AF_INET or AF_INET6 */
+	uint8_t family;              /* AF_INET or AF_INET6; 0: a repeated refusal */
 	uint8_t addr[16];
 	uint8_t name_len;            /* bytes of name used, 1..BC_NFLOG_NAME_MAX */
 	uint32_t seconds;            /* how long the address stays allowed */
@@ -62,7 +67,8 @@ struct bc_nflog_pin {
 	char name[BC_NFLOG_NAME_MAX + 1];
 };
 
-/* Fill msg from one pin (name truncated to BC_NFLOG_NAME_MAX). */
+/* Fill msg from one pin (name truncated to BC_NFLOG_NAME_MAX; family 0
+ * and addr NULL for a repeated refusal). */
 void bc_nflog_pin_pack(struct bc_nflog_pin_msg *msg, int family, const uint8_t *addr,
 		       uint32_t seconds, const char *name);
 
@@ -100,5 +106,7 @@ void bc_nflog_pins_close(void);
 int bc_nflog_drain(int fd, struct bc_audit *a);
 
 /* Write the pending "egress_refused_suppressed" and "connect_suppressed"
- * records, if any (call at teardown, after a last bc_nflog_drain). */
+ * records, if any, and (once the pins pipe is read to its end) the
+ * "dns_refused_repeats" record {names: {NAME: count}, other} (call at
+ * teardown, after a last bc_nflog_drain and once the DNS filter is gone). */
 void bc_nflog_flush(struct bc_audit *a);

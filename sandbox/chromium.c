@@ -60,6 +60,7 @@ static const char *const defaults[] = {
 	 * sign-in (accounts.google.com) talk to a closed port of the sandbox's
 	 * loopback; the rest of the background services are off. */
 	"--component-updater=url-source=http://127.0.0.1:9/", "--gaia-url=http://127.0.0.1:9/",
+	"--apps-gallery-update-url=http://127.0.0.1:9/",
 	"--allow-browser-signin=false", "--disable-domain-reliability",
 	"--disable-client-side-phishing-detection",
 	"--disable-component-extensions-with-background-pages", "--no-pings",

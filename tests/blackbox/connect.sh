@@ -10,7 +10,9 @@
 # 80. Checked, in veth mode as root and pasta mode as an unprivileged user:
 # a connection to ok.test writes one "connect" record with that name, its
 # address and port; one to 198.51.100.10 (no name looked up) one with name
-# null; a refused one no "connect" record; a flood of FLOOD connections
+# null; a refused one no "connect" record; ten refused queries for one
+# name one "dns" record and a count of nine in "dns_refused_repeats"; a
+# flood of FLOOD connections
 # writes fewer "connect" records than connections and one
 # "connect_suppressed" record whose count makes up the rest.
 # Everything made here is removed at exit.
@@ -71,6 +73,14 @@ def probe(host, port):
 print("named", probe("ok.test", 80))
 print("bare", probe("198.51.100.10", 80))
 print("refused", probe("203.0.113.53", 80))
+import struct
+def dnsq(name, i):
+    q = struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0)
+    q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0" + struct.pack(">HH", 1, 1)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+    s.sendto(q, ("127.0.0.1", 53)); r = s.recv(512); s.close()
+    return r[3] & 0xf
+print("nope", [dnsq("nope.test", i) for i in range(10)].count(5))
 '
 FLOODPY='
 import socket
@@ -102,6 +112,11 @@ for mode in veth pasta; do
 		grep -q '"event":"egress_refused".*"dst":"203.0.113.53","port":80' "$LOG"
 	n=$(records "$LOG" connect | wc -l)
 	check "$mode: no other connect records (got $n)" test "$n" = 2
+	check "$mode: ten queries for nope.test refused" grep -q "nope 10" <<<"$OUT"
+	n=$(records "$LOG" dns | grep -c '"name":"nope.test","type":"A","decision":"refused"')
+	check "$mode: ...the first one recorded, once (got $n)" test "$n" = 1
+	n=$(records "$LOG" dns_refused_repeats | grep -c '"names":{"nope.test":9}')
+	check "$mode: ...the other nine in one dns_refused_repeats count (got $n)" test "$n" = 1
 	[ $mode = veth ] || { diag "$OUT"; continue; }
 
 	OUT=$(bcrun $who $mode "$FLOODPY" 2>&1)

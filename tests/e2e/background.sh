@@ -7,7 +7,8 @@
 #      203.0.113.2/24, default route to I
 #   I  "the internet": tests/helpers/fakedns.py on 203.0.113.53 (ok.test:
 #      A 203.0.113.10), python3's http.server on 203.0.113.10:80
-# The policy allows the name ok.test, port 80. Checked: the page loads; its
+# The policy allows the name ok.test, port 80. Checked, with Playwright and
+# with Puppeteer (each passes flags of its own): the page loads; its
 # connection is one "connect" record naming ok.test; the DNS filter saw no
 # name but ok.test (Chromium's background services, which the wrapper's
 # default flags turn off, would ask for update.googleapis.com,
@@ -57,20 +58,29 @@ sed -i 's/^mode = none$/mode = filtered/' "$pol"
 CLIENT_NETNS=$H
 
 for who in root "$TEST_USER"; do
-	audit=$SCRATCH/logs/$who.jsonl
+for driver in playwright puppeteer; do
+	audit=$SCRATCH/logs/$who-$driver.jsonl
 	rm -f "$audit"
-	out=$(client goto "http://ok.test/page.html")
-	check "$who: the page on ok.test loads ($out)" [ "$(json error <<<"$out")" = null ] ||
+	if [ $driver = playwright ]; then
+		out=$(client goto "http://ok.test/page.html")
+		loaded=$(json error <<<"$out")
+	else
+		out=$(client pp-basic "http://ok.test/page.html")
+		loaded=$(json title <<<"$out")
+		[ "$loaded" = bc-page ] && loaded=null
+	fi
+	check "$who, $driver: the page on ok.test loads ($out)" [ "$loaded" = null ] ||
 		diag "$(grep -F '"event":"dns"' "$audit")"
 	uplink=veth
 	[ "$who" = root ] || uplink=pasta
-	check "$who: through the $uplink uplink" grep -q "\"uplink\":\"$uplink\"" "$audit"
-	check "$who: its connection is a connect record naming ok.test" \
+	check "$who, $driver: through the $uplink uplink" grep -q "\"uplink\":\"$uplink\"" "$audit"
+	check "$who, $driver: its connection is a connect record naming ok.test" \
 		grep -q '"event":"connect".*"dst":"203.0.113.10","port":80,"proto":"tcp","name":"ok.test"' "$audit"
 	names=$(grep -F '"event":"dns"' "$audit" | sed -n 's/.*"name":"\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')
-	check "$who: the DNS filter saw only ok.test (got: $names)" [ "$names" = "ok.test " ]
+	check "$who, $driver: the DNS filter saw only ok.test (got: $names)" [ "$names" = "ok.test " ]
 	refused=$(grep -F '"event":"egress_refused"' "$audit" | grep -v '"dst":"ff02::[0-9a-f:]*","port":null,"proto":"icmpv6"')
-	check "$who: nothing else was refused" [ -z "$refused" ] || diag "$refused"
+	check "$who, $driver: nothing else was refused" [ -z "$refused" ] || diag "$refused"
+done
 done
 
 done_testing

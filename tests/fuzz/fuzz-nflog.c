@@ -1,8 +1,9 @@
 /* fuzz-nflog.c: libFuzzer target for what the supervisor reads from the
  * sandbox's side: the logged packets' headers (bc_nflog_packet_parse, an
- * NFLOG payload the sandbox's own packets fill) and the DNS filter's pin
- * messages (bc_nflog_pin_parse). Whatever the bytes, they must not crash
- * or read past the input; what they accept is well formed. */
+ * NFLOG payload the sandbox's own packets fill) and the DNS filter's
+ * messages (bc_nflog_pin_parse: pins, and family 0, a repeated refusal).
+ * Whatever the bytes, they must not crash or read past the input; what
+ * they accept is well formed. */
 #include "config.h"
 
 #include <netinet/in.h>
@@ -36,8 +37,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = bc_nflog_pin_parse(buf, size, &pin);
 	if (r == 0) {
 		size_t n = strnlen(pin.name, sizeof pin.name);
+		static const uint8_t zero[16];
 		if (size != sizeof(struct bc_nflog_pin_msg) || n == 0 || n > BC_NFLOG_NAME_MAX ||
-		    (pin.family != AF_INET && pin.family != AF_INET6) || strchr(pin.name, '"'))
+		    (pin.family != AF_INET && pin.family != AF_INET6 && pin.family != 0) ||
+		    strchr(pin.name, '"') ||
+		    (pin.family == 0 && (pin.seconds || memcmp(pin.addr, zero, sizeof zero) != 0)))
 			abort();
 		/* packing what was parsed gives the message back */
 		struct bc_nflog_pin_msg m;
