@@ -5,7 +5,7 @@ _browsercage()
 	local cur prev words cword
 	_init_completion || return
 
-	local cmds="run check explain lease release list ps revoke gc doctor prepare version help"
+	local cmds="run check explain lease release list template ps revoke gc doctor prepare version help"
 	if ((cword == 1)); then
 		COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
 		return
@@ -45,7 +45,9 @@ _browsercage()
 		;;
 	doctor) opts="--policy --json --cgroup-parent --help" ;;
 	prepare) opts="--policy --profile --assignment --profile-root --ready-dir --cgroup-parent --help" ;;
-	lease | release) opts="--task --profile-root --help" ;;
+	lease) opts="--task --persistent --ephemeral --profile-root --policy --help" ;;
+	release) opts="--task --delete --profile-root --policy --help" ;;
+	template) opts="save list rm --expires --expires-at --audit --json --profile-root --policy --help" ;;
 	ps) opts="--json --help" ;;
 	list | revoke | gc) opts="--help" ;;
 	*) return ;;

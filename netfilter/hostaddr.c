@@ -1,5 +1,5 @@
 /* hostaddr.c: the host's own addresses over rtnetlink (see hostaddr.h).
- * The dump goes through bc_nl_dump, the netlink transport of nft.c. */
+ * The dump goes through bc_nl_dump, the project's netlink transport. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/if_addr.h>
@@ -8,10 +8,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libmnl/libmnl.h>
 
 #include "hostaddr.h"
+#include "netlink.h"
 #include "nft.h"
 
 struct collect {
@@ -65,26 +67,20 @@ static int addr_cb(const struct nlmsghdr *nlh, void *data)
 
 int bc_hostaddr_load(struct bc_policy *p, struct bc_error *err)
 {
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	char req[MNL_SOCKET_BUFFER_SIZE];
 	struct collect c = { 0 };
-	int r;
+	int fd = bc_nl_open(NETLINK_ROUTE), r;
 
-	if (!nl)
-		return bc_error_errno(err, errno, "the host's addresses: rtnetlink socket");
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		r = errno;
-		mnl_socket_close(nl);
-		return bc_error_errno(err, r, "the host's addresses: bind rtnetlink socket");
-	}
+	if (fd < 0)
+		return bc_error_errno(err, -fd, "the host's addresses: rtnetlink socket");
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETADDR;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nlh->nlmsg_seq = (uint32_t)time(NULL);
 	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = AF_UNSPEC;
-	r = bc_nl_dump(mnl_socket_get_fd(nl), nlh, addr_cb, &c);
-	mnl_socket_close(nl);
+	r = bc_nl_dump(fd, nlh, addr_cb, &c);
+	close(fd);
 	if (r == 0 && c.err < 0)
 		r = c.err;
 	if (r < 0) {

@@ -23,89 +23,29 @@
 #include <libnftnl/set.h>
 #include <libnftnl/udata.h>
 
+#include "netlink.h"
 #include "nft.h"
-
-#define RECV_BUF (64 * 1024)
 
 int bc_nft_socket_open(void)
 {
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	int fd, one = 1;
-
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int e = errno;
-		mnl_socket_close(nl);
-		return -e;
-	}
-	/* the caller gets a plain fd: keep a duplicate, drop libmnl's wrapper */
-	fd = fcntl(mnl_socket_get_fd(nl), F_DUPFD_CLOEXEC, 3);
-	int e = errno;
-	mnl_socket_close(nl);
-	if (fd < 0)
-		return -e;
-	/* NACKs carry only the header of the refused message, not its payload */
-	(void)setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	return fd;
+	return bc_nl_open(NETLINK_NETFILTER);
 }
 
-static int nl_send(int fd, const void *buf, size_t len)
-{
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	int sndbuf = (int)len + 4096;
-
-	/* a batch goes in one sendto, and netlink refuses one larger than SO_SNDBUF */
-	if (len > 128 * 1024)
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	ssize_t n = sendto(fd, buf, len, 0, (struct sockaddr *)&kernel, sizeof(kernel));
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EMSGSIZE;
-}
-
-/* Send batch b and read the answer to every message. nfnetlink handles a
- * batch inside sendto(), so every ACK and NACK is queued before it returns:
- * read without blocking until the queue is empty (as nft's mnl_batch_talk).
- * The first NACK is reported, named by the message that caused it. */
+/* Send batch b and read the answer to every message; the first NACK is
+ * reported, named by the message that caused it. */
 static int nft_talk(int fd, const struct bc_nft_batch *b, struct bc_error *err)
 {
-	_cleanup_free_ char *buf = malloc(RECV_BUF);
-	size_t acks = 0;
-	int ret, nacked = 0;
-
-	if (!buf)
-		return bc_error_errno(err, ENOMEM, "nft: receive buffer");
-	if ((ret = nl_send(fd, b->buf, b->len)) < 0)
-		return bc_error_errno(err, -ret, "nft: sending the batch of %zu messages", b->n_msgs);
-	for (size_t round = 0; round < b->n_msgs + 16; round++) {
-		ssize_t n = recv(fd, buf, RECV_BUF, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n < 0)
-			return bc_error_errno(err, errno, "nft: reading the kernel's answers");
-		int left = (int)n;
-		for (struct nlmsghdr *nlh = (struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, left);
-		     nlh = mnl_nlmsg_next(nlh, &left)) {
-			if (nlh->nlmsg_type != NLMSG_ERROR)
-				continue;
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-			acks++;
-			if (e->error == 0)
-				continue;
-			if (!nacked)
-				bc_error_errno(err, -e->error, "nft: kernel refused %s",
-					       bc_nft_batch_what(b, nlh->nlmsg_seq));
-			nacked = -e->error;
-		}
-	}
-	if (nacked)
-		return -nacked;
-	if (acks < b->n_acks)
+	struct bc_nl_acks a;
+	int ret = bc_nl_batch(fd, b->buf, b->len, b->seq0, b->seq0 + (uint32_t)b->n_msgs - 1,
+			      b->n_acks, 0, &a);
+	if (a.error)
+		return bc_error_errno(err, -a.error, "nft: kernel refused %s",
+				      bc_nft_batch_what(b, a.error_seq));
+	if (ret == -EPROTO)
 		return bc_error_set(err, EPROTO, "nft: the kernel answered %zu of %zu messages",
-				    acks, b->n_acks);
+				    a.acks, b->n_acks);
+	if (ret < 0)
+		return bc_error_errno(err, -ret, "nft: sending the batch of %zu messages", b->n_msgs);
 	return 0;
 }
 
@@ -218,31 +158,6 @@ static int set_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	nftnl_set_free(s);
 	return MNL_CB_OK;
-}
-
-int bc_nl_dump(int fd, struct nlmsghdr *req, mnl_cb_t cb, void *data)
-{
-	_cleanup_free_ char *buf = calloc(1, RECV_BUF);
-	uint32_t seq = req->nlmsg_seq;
-	int ret;
-
-	if (!buf)
-		return -ENOMEM;
-	if ((ret = nl_send(fd, req, req->nlmsg_len)) < 0)
-		return ret;
-	for (int round = 0; round < 100000; round++) {
-		ssize_t n = recv(fd, buf, RECV_BUF, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, (size_t)n, seq, 0, cb, data);
-		if (ret < 0)
-			return -errno;
-		if (ret == MNL_CB_STOP)
-			return 0;
-	}
-	return -EPROTO;
 }
 
 /* Send one nf_tables dump request and run cb on every answer until

@@ -19,13 +19,6 @@
  * netns. Returns the fd or -errno. */
 int bc_nft_socket_open(void);
 
-/* The netlink dump every module uses (nf_tables here, rtnetlink in
- * hostaddr.c): send req (a dump request, NLM_F_DUMP set, its sequence
- * number chosen) on fd, a bound netlink socket, and run cb with data on
- * every answer of that sequence until NLMSG_DONE. Returns 0, or -errno
- * (an NLMSG_ERROR answer's error, or -EPROTO for a dump without end). */
-int bc_nl_dump(int fd, struct nlmsghdr *req, mnl_cb_t cb, void *data);
-
 /* Install the ruleset of p (see ruleset.h) in the current netns as ONE
  * transaction (table, sets and their elements, chains, rules), read every
  * ACK, and map a NACK to the message that caused it ("nft: kernel refused

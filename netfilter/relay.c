@@ -56,6 +56,7 @@
 #include "caps.h"
 #include "dns.h"
 #include "nft.h"
+#include "netlink.h"
 #include "relay.h"
 #include "seccomp.h"
 
@@ -215,36 +216,15 @@ static int relay_commit(int fd, struct bc_error *err)
 	}
 	nftnl_batch_end(mnl_nlmsg_batch_current(b), seq++);
 	mnl_nlmsg_batch_next(b);
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	ssize_t n = sendto(fd, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b), 0,
-			   (struct sockaddr *)&kernel, sizeof kernel);
+	struct bc_nl_acks a;
+	ret = bc_nl_batch(fd, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b), first, seq - 1, 5, 0, &a);
 	mnl_nlmsg_batch_stop(b);
-	if (n < 0)
-		return bc_error_errno(err, errno, "relay: send its table");
-	unsigned acks = 0;
-	char rbuf[MNL_SOCKET_BUFFER_SIZE];
-	for (int round = 0; round < 16; round++) {
-		ssize_t got = recv(fd, rbuf, sizeof rbuf, MSG_DONTWAIT);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			break;
-		int left = (int)got;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)rbuf; mnl_nlmsg_ok(h, left);
-		     h = mnl_nlmsg_next(h, &left)) {
-			if (h->nlmsg_type != NLMSG_ERROR)
-				continue;
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(h);
-			acks++;
-			if (e->error && !ret)
-				ret = bc_error_errno(err, -e->error, "relay: the kernel refused message %u "
-						     "of its table (nf_nat and nft_redir needed)",
-						     h->nlmsg_seq - first);
-		}
-	}
-	if (!ret && acks < 5)
-		ret = bc_error_set(err, EPROTO, "relay: the kernel answered %u of 5 messages", acks);
-	return ret;
+	if (a.error)
+		return bc_error_errno(err, -a.error, "relay: the kernel refused message %u "
+				      "of its table (nf_nat and nft_redir needed)", a.error_seq - first);
+	if (ret == -EPROTO)
+		return bc_error_set(err, EPROTO, "relay: the kernel answered %zu of 5 messages", a.acks);
+	return ret < 0 ? bc_error_errno(err, -ret, "relay: send its table") : 0;
 }
 
 int bc_relay_sandbox_setup(struct bc_error *err)
@@ -257,14 +237,13 @@ int bc_relay_sandbox_setup(struct bc_error *err)
 		return r;
 	/* default dev lo src 127.0.0.1: every connect finds a route, so the
 	 * redirect (or the refusal) sees it; nothing leaves lo */
-	_cleanup_close_ int rt = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	_cleanup_close_ int rt = bc_nl_open(NETLINK_ROUTE);
 	if (rt < 0)
-		return bc_error_errno(err, errno, "relay: open a route netlink socket in the sandbox");
+		return bc_error_errno(err, -rt, "relay: open a route netlink socket in the sandbox");
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_NEWROUTE;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
-	nlh->nlmsg_seq = 1;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
 	struct rtmsg *rm = mnl_nlmsg_put_extra_header(nlh, sizeof *rm);
 	rm->rtm_family = AF_INET;
 	rm->rtm_table = RT_TABLE_MAIN;
@@ -273,19 +252,8 @@ int bc_relay_sandbox_setup(struct bc_error *err)
 	rm->rtm_type = RTN_UNICAST;
 	mnl_attr_put_u32(nlh, RTA_OIF, 1);   /* lo is always ifindex 1 in a new netns */
 	mnl_attr_put_u32(nlh, RTA_PREFSRC, htonl(INADDR_LOOPBACK));
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	if (sendto(rt, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
-		return bc_error_errno(err, errno, "relay: add the route default dev lo in the sandbox");
-	ssize_t n;
-	do
-		n = recv(rt, buf, sizeof buf, 0);
-	while (n < 0 && errno == EINTR);
-	const struct nlmsghdr *ack = (const struct nlmsghdr *)buf;
-	if (n < 0 || !mnl_nlmsg_ok(ack, (int)n) || ack->nlmsg_type != NLMSG_ERROR)
-		return bc_error_errno(err, n < 0 ? errno : EPROTO, "relay: no answer to the route");
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(ack);
-	if (e->error)
-		return bc_error_errno(err, -e->error, "relay: add the route default dev lo in the sandbox");
+	if ((r = bc_nl_talk(rt, nlh, NULL, 0)) < 0)
+		return bc_error_errno(err, -r, "relay: add the route default dev lo in the sandbox");
 	return 0;
 }
 

@@ -39,9 +39,11 @@
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
+#include "netlink.h"
 #include "nft.h"
 #include "ruleset.h"
 #include "relay.h"
+#include "sha256.h"
 #include "uplink.h"
 
 #define UPLINK_DIR "/run/browsercage/uplink"
@@ -66,61 +68,9 @@ static void slot_names(uint32_t net, char *ifname, char *table, char *lock)
 
 /* ---- rtnetlink --------------------------------------------------------- */
 
-/* A receive buffer: MNL_SOCKET_BUFFER_SIZE is at most this, but not a
- * constant (a union may not hold a variable-length array in clang). */
-#define NL_BUF 8192
-
-static uint32_t seq_next(void)
-{
-	static uint32_t seq;
-	if (!seq)
-		seq = (uint32_t)time(NULL);
-	return ++seq;
-}
-
-/* Send nlh on fd (a netlink socket: rtnetlink, or nf_tables for a get) and wait for its answer: the
- * ACK, or with reply set, the first non-error message copied there. */
-static int nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
-{
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	union { char buf[NL_BUF]; struct nlmsghdr align; } u;
-
-	nlh->nlmsg_seq = seq_next();
-	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	if (sendto(fd, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
-		return -errno;
-	for (int round = 0; round < 16; round++) {
-		ssize_t n = recv(fd, u.buf, sizeof u.buf, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		int left = (int)n;
-		for (struct nlmsghdr *m = &u.align; mnl_nlmsg_ok(m, left); m = mnl_nlmsg_next(m, &left)) {
-			if (m->nlmsg_seq != nlh->nlmsg_seq)
-				continue;
-			if (m->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
-				return e->error;
-			}
-			if (reply && m->nlmsg_len <= reply_len) {
-				memcpy(reply, m, m->nlmsg_len);
-				reply = NULL;
-			}
-		}
-	}
-	return -ETIMEDOUT;
-}
-
-int bc_nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len)
-{
-	return nl_talk(fd, nlh, reply, reply_len);
-}
-
 static int rtnl_open(void)
 {
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	return fd < 0 ? -errno : fd;
+	return bc_nl_open(NETLINK_ROUTE);
 }
 
 /* The veth pair: host end `host`, peer SANDBOX_IF created right in the
@@ -145,7 +95,7 @@ static int link_add_veth(int fd, const char *host, int netns_fd)
 	mnl_attr_nest_end(nlh, peer);
 	mnl_attr_nest_end(nlh, data);
 	mnl_attr_nest_end(nlh, info);
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 static int link_del(int fd, const char *name)
@@ -156,7 +106,7 @@ static int link_del(int fd, const char *name)
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 /* The ifindex of name in the netns fd lives in. */
@@ -170,7 +120,7 @@ static int link_index(int fd, const char *name)
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	memset(&reply, 0, sizeof reply);
-	int r = nl_talk(fd, nlh, reply.buf, sizeof reply.buf);
+	int r = bc_nl_talk(fd, nlh, reply.buf, sizeof reply.buf);
 	if (r < 0)
 		return r;
 	if (reply.align.nlmsg_type != RTM_NEWLINK ||
@@ -180,17 +130,43 @@ static int link_index(int fd, const char *name)
 	return got->ifi_index > 0 ? got->ifi_index : -ENODEV;
 }
 
+/* An RTM_NEWLINK changing link index, in buf (256 bytes, zeroed). */
+static struct nlmsghdr *link_change(char *buf, int index, struct ifinfomsg **ifi)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWLINK;
+	*ifi = mnl_nlmsg_put_extra_header(nlh, sizeof **ifi);
+	(*ifi)->ifi_family = AF_UNSPEC;
+	(*ifi)->ifi_index = index;
+	return nlh;
+}
+
 static int link_up(int fd, int index)
 {
 	char buf[256] = { 0 };
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWLINK;
-	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = index;
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh = link_change(buf, index, &ifi);
 	ifi->ifi_flags = IFF_UP;
 	ifi->ifi_change = IFF_UP;
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
+}
+
+/* No IPv6 address of its own for the link: the uplink carries IPv4 only,
+ * and a link-local address would still be tentative (duplicate address
+ * detection) when the command starts, then change under it (Chromium
+ * reports that as a network change and fails a navigation). Set while
+ * the link is down, so none is ever made. */
+static int link_no_ipv6_addr(int fd, int index)
+{
+	char buf[256] = { 0 };
+	struct ifinfomsg *ifi;
+	struct nlmsghdr *nlh = link_change(buf, index, &ifi);
+	struct nlattr *spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+	struct nlattr *in6 = mnl_attr_nest_start(nlh, AF_INET6);
+	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+	mnl_attr_nest_end(nlh, in6);
+	mnl_attr_nest_end(nlh, spec);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 static int addr_add(int fd, int index, uint32_t addr, uint8_t prefix)
@@ -206,7 +182,7 @@ static int addr_add(int fd, int index, uint32_t addr, uint8_t prefix)
 	ifa->ifa_index = (uint32_t)index;
 	mnl_attr_put(nlh, IFA_LOCAL, 4, &a);
 	mnl_attr_put(nlh, IFA_ADDRESS, 4, &a);
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 static int route_default(int fd, int index, uint32_t gw)
@@ -224,7 +200,7 @@ static int route_default(int fd, int index, uint32_t gw)
 	rt->rtm_type = RTN_UNICAST;
 	mnl_attr_put(nlh, RTA_GATEWAY, 4, &g);
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
-	return nl_talk(fd, nlh, NULL, 0);
+	return bc_nl_talk(fd, nlh, NULL, 0);
 }
 
 /* ---- the host table ---------------------------------------------------- */
@@ -247,7 +223,7 @@ static int hb_start(struct hbatch *h, const char *table)
 	if (!h->buf)
 		return -ENOMEM;
 	h->b = mnl_nlmsg_batch_start(h->buf, HBATCH_LIMIT);
-	h->seq0 = h->seq = seq_next() * 1000;
+	h->seq0 = h->seq = bc_nl_seq() * 1000;
 	h->table = table;
 	nftnl_batch_begin(mnl_nlmsg_batch_current(h->b), h->seq++);
 	mnl_nlmsg_batch_next(h->b);
@@ -277,47 +253,26 @@ static struct nlmsghdr *hb_msg(struct hbatch *h, uint16_t type, uint16_t flags, 
  * allow_enoent: a NACK with ENOENT is fine (deleting what may be gone). */
 static int hb_send(struct hbatch *h, int fd, bool allow_enoent, struct bc_error *err)
 {
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	union { char buf[NL_BUF]; struct nlmsghdr align; } u;
-	size_t want = h->seq - h->seq0 - 1, acks = 0;
-	int nacked = 0;
+	struct bc_nl_acks a;
+	size_t want = h->seq - h->seq0 - 1;
 
 	nftnl_batch_end(mnl_nlmsg_batch_current(h->b), h->seq++);
 	mnl_nlmsg_batch_next(h->b);
-	if (sendto(fd, mnl_nlmsg_batch_head(h->b), mnl_nlmsg_batch_size(h->b), 0,
-		   (struct sockaddr *)&kernel, sizeof kernel) < 0)
-		return bc_error_errno(err, errno, "host table %s: send", h->table);
-	for (int round = 0; round < 256 && acks < want; round++) {
-		ssize_t n = recv(fd, u.buf, sizeof u.buf, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n < 0)
-			return bc_error_errno(err, errno, "host table %s: read the kernel's answers", h->table);
-		int left = (int)n;
-		for (struct nlmsghdr *m = &u.align; mnl_nlmsg_ok(m, left); m = mnl_nlmsg_next(m, &left)) {
-			if (m->nlmsg_type != NLMSG_ERROR)
-				continue;
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
-			acks++;
-			if (e->error == 0 || (allow_enoent && e->error == -ENOENT) || nacked)
-				continue;
-			uint32_t i = m->nlmsg_seq - h->seq0;
-			nacked = -e->error;
-			bc_error_errno(err, nacked, "host table %s: kernel refused %s", h->table,
-				       i < ARRAY_SIZE(h->what) && h->what[i] ? h->what[i] : "a message");
-		}
+	int r = bc_nl_batch(fd, mnl_nlmsg_batch_head(h->b), mnl_nlmsg_batch_size(h->b), h->seq0,
+			    h->seq - 1, want, allow_enoent ? ENOENT : 0, &a);
+	if (a.error) {
+		uint32_t i = a.error_seq - h->seq0;
+		return bc_error_errno(err, -a.error, "host table %s: kernel refused %s", h->table,
+				      i < ARRAY_SIZE(h->what) && h->what[i] ? h->what[i] : "a message");
 	}
-	if (nacked)
-		return -nacked;
-	if (acks < want)
+	if (r == -EPROTO)
 		return bc_error_set(err, EPROTO, "host table %s: the kernel answered %zu of %zu messages",
-				    h->table, acks, want);
-	return 0;
+				    h->table, a.acks, want);
+	return r < 0 ? bc_error_errno(err, -r, "host table %s: send", h->table) : 0;
 }
 
-static void hb_table(struct hbatch *h, uint16_t type, uint16_t flags)
+static void hb_table(struct hbatch *h, uint16_t type, uint16_t flags, const uint8_t *udata,
+		     uint32_t udata_len)
 {
 	struct nftnl_table *t = nftnl_table_alloc();
 	struct nlmsghdr *nlh = t ? hb_msg(h, type, flags, type == NFT_MSG_NEWTABLE ? "the table"
@@ -325,6 +280,8 @@ static void hb_table(struct hbatch *h, uint16_t type, uint16_t flags)
 	if (nlh) {
 		nftnl_table_set_str(t, NFTNL_TABLE_NAME, h->table);
 		nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+		if (udata)
+			nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, udata, udata_len);
 		nftnl_table_nlmsg_build_payload(nlh, t);
 		mnl_nlmsg_batch_next(h->b);
 	}
@@ -528,26 +485,31 @@ static void range_of(uint32_t net, uint8_t prefix, struct bc_rs_range *r)
  *                oifname IF ct state established,related accept
  *                oifname IF drop
  *   postrouting  ip saddr ADDR masquerade (nat) */
-static int host_table_add(int fd, const char *table, const char *ifname, uint32_t addr,
-			  const struct bc_policy *p, const struct bc_cidr *pools, size_t n_pools,
-			  struct bc_error *err)
+/* The host table as one batch into h (started here, to be sent or freed
+ * by the caller): with replace, the table of that name is deleted first
+ * in the same transaction; digest (32 bytes, or NULL) goes into the
+ * table's user data. 0, or -errno with err set (h freed). */
+static int host_table_build(struct hbatch *h, const char *table, const char *ifname, uint32_t addr,
+			    const struct bc_policy *p, const struct bc_cidr *pools, size_t n_pools,
+			    bool replace, const uint8_t *digest, struct bc_error *err)
 {
 	struct bc_ruleset rs;
-	struct hbatch h;
 	uint8_t v4 = NFPROTO_IPV4;
 	uint32_t a = htonl(addr);
 	int r;
 
 	if ((r = bc_ruleset_build(p, &rs)) < 0)
 		return bc_error_errno(err, -r, "host table %s: build the deny sets", table);
-	if ((r = hb_start(&h, table)) < 0) {
+	if ((r = hb_start(h, table)) < 0) {
 		bc_ruleset_free(&rs);
 		return bc_error_errno(err, -r, "host table %s", table);
 	}
-	hb_table(&h, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL);
-	uint32_t meta = hb_set(&h, "metadata4", bc_ruleset_set(&rs, "metadata4"), NULL, "set metadata4");
-	uint32_t deny = hb_set(&h, "deny4", bc_ruleset_set(&rs, "deny_private4"), NULL, "set deny4");
-	uint32_t open = hb_set(&h, "open4", bc_ruleset_set(&rs, "open_private4"), NULL, "set open4");
+	if (replace)
+		hb_table(h, NFT_MSG_DELTABLE, 0, NULL, 0);
+	hb_table(h, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, digest, digest ? 32 : 0);
+	uint32_t meta = hb_set(h, "metadata4", bc_ruleset_set(&rs, "metadata4"), NULL, "set metadata4");
+	uint32_t deny = hb_set(h, "deny4", bc_ruleset_set(&rs, "deny_private4"), NULL, "set deny4");
+	uint32_t open = hb_set(h, "open4", bc_ruleset_set(&rs, "open_private4"), NULL, "set open4");
 	struct bc_rs_set pset = { .name = "pools", .key_type = BC_NFT_TYPE_IPADDR, .key_len = 4,
 				  .flags = NFT_SET_INTERVAL, .ranges = calloc(n_pools, sizeof(struct bc_rs_range)),
 				  .n_ranges = n_pools };
@@ -573,89 +535,171 @@ static int host_table_add(int fd, const char *table, const char *ifname, uint32_
 	}
 	if (pset.ranges)
 		pset.n_ranges = out + 1;
-	uint32_t pool = pset.ranges ? hb_set(&h, "pools", &pset, NULL, "set pools") : 0;
+	uint32_t pool = pset.ranges ? hb_set(h, "pools", &pset, NULL, "set pools") : 0;
 	free(pset.ranges);
 	bc_ruleset_free(&rs);
 
 	bool okay = meta && deny && open && pool &&
-		    hb_chain(&h, "input", "filter", NF_INET_LOCAL_IN, 0) &&
-		    hb_chain(&h, "forward", "filter", NF_INET_FORWARD, 0) &&
-		    hb_chain(&h, "postrouting", "nat", NF_INET_POST_ROUTING, 100);
+		    hb_chain(h, "input", "filter", NF_INET_LOCAL_IN, 0) &&
+		    hb_chain(h, "forward", "filter", NF_INET_FORWARD, 0) &&
+		    hb_chain(h, "postrouting", "nat", NF_INET_POST_ROUTING, 100);
 	struct nftnl_rule *x;
 	if (okay) {
-		x = rule_new(&h, "input");
+		x = rule_new(h, "input");
 		x_ifname(&x, NFT_META_IIFNAME, ifname);
 		x_verdict(&x, NF_DROP);
-		okay = rule_end(&h, x, "rule input: nothing from the sandbox to the host");
+		okay = rule_end(h, x, "rule input: nothing from the sandbox to the host");
 	}
 	if (okay) {
-		x = rule_new(&h, "forward");
+		x = rule_new(h, "forward");
 		x_ifname(&x, NFT_META_IIFNAME, ifname);
 		x_meta(&x, NFT_META_NFPROTO);
 		x_cmp(&x, NFT_CMP_NEQ, &v4, 1);
 		x_verdict(&x, NF_DROP);
-		okay = rule_end(&h, x, "rule forward: IPv4 only");
+		okay = rule_end(h, x, "rule forward: IPv4 only");
 	}
 	if (okay) {
-		x = rule_new(&h, "forward");
+		x = rule_new(h, "forward");
 		x_ifname(&x, NFT_META_IIFNAME, ifname);
 		x_nfproto(&x, NFPROTO_IPV4);
 		x_ip(&x, 12);
 		x_cmp(&x, NFT_CMP_NEQ, &a, 4);
 		x_verdict(&x, NF_DROP);
-		okay = rule_end(&h, x, "rule forward: source address");
+		okay = rule_end(h, x, "rule forward: source address");
 	}
 	if (okay) {
-		x = rule_new(&h, "forward");
+		x = rule_new(h, "forward");
 		x_ifname(&x, NFT_META_IIFNAME, ifname);
 		x_nfproto(&x, NFPROTO_IPV4);
 		x_ip(&x, 16);
 		x_lookup(&x, "metadata4", meta, false);
 		x_verdict(&x, NF_DROP);
-		okay = rule_end(&h, x, "rule forward: metadata");
+		okay = rule_end(h, x, "rule forward: metadata");
 	}
 	if (okay) {
-		x = rule_new(&h, "forward");
+		x = rule_new(h, "forward");
 		x_ifname(&x, NFT_META_IIFNAME, ifname);
 		x_nfproto(&x, NFPROTO_IPV4);
 		x_ip(&x, 16);
 		x_lookup(&x, "deny4", deny, false);
 		x_lookup(&x, "open4", open, true);
 		x_verdict(&x, NF_DROP);
-		okay = rule_end(&h, x, "rule forward: private");
+		okay = rule_end(h, x, "rule forward: private");
 	}
 	if (okay) {
-		x = rule_new(&h, "forward");
+		x = rule_new(h, "forward");
 		x_ifname(&x, NFT_META_IIFNAME, ifname);
 		x_nfproto(&x, NFPROTO_IPV4);
 		x_ip(&x, 16);
 		x_lookup(&x, "pools", pool, false);
 		x_verdict(&x, NF_DROP);
-		okay = rule_end(&h, x, "rule forward: other sandboxes");
+		okay = rule_end(h, x, "rule forward: other sandboxes");
 	}
 	if (okay) {
-		x = rule_new(&h, "forward");
+		x = rule_new(h, "forward");
 		x_ifname(&x, NFT_META_OIFNAME, ifname);
 		x_ct_established(&x);
 		x_verdict(&x, NF_ACCEPT);
-		okay = rule_end(&h, x, "rule forward: replies");
+		okay = rule_end(h, x, "rule forward: replies");
 	}
 	if (okay) {
-		x = rule_new(&h, "forward");
+		x = rule_new(h, "forward");
 		x_ifname(&x, NFT_META_OIFNAME, ifname);
 		x_verdict(&x, NF_DROP);
-		okay = rule_end(&h, x, "rule forward: nothing new into the sandbox");
+		okay = rule_end(h, x, "rule forward: nothing new into the sandbox");
 	}
 	if (okay) {
-		x = rule_new(&h, "postrouting");
+		x = rule_new(h, "postrouting");
 		x_nfproto(&x, NFPROTO_IPV4);
 		x_ip(&x, 12);
 		x_cmp(&x, NFT_CMP_EQ, &a, 4);
 		x_add(&x, nftnl_expr_alloc("masq"));
-		okay = rule_end(&h, x, "rule postrouting: masquerade");
+		okay = rule_end(h, x, "rule postrouting: masquerade");
 	}
-	r = okay ? hb_send(&h, fd, false, err)
-		 : bc_error_set(err, ENOMEM, "host table %s: out of memory", table);
+	if (okay)
+		return 0;
+	hb_free(h);
+	return bc_error_set(err, ENOMEM, "host table %s: out of memory", table);
+}
+
+/* What the table holds, bar its own message: every message of the batch
+ * after the table's, sequence numbers left out. */
+static void host_table_digest(struct hbatch *h, uint8_t out[32])
+{
+	struct bc_sha256_ctx c;
+	int left = (int)mnl_nlmsg_batch_size(h->b);
+	int i = 0;
+
+	bc_sha256_init(&c);
+	for (struct nlmsghdr *m = mnl_nlmsg_batch_head(h->b); mnl_nlmsg_ok(m, left);
+	     m = mnl_nlmsg_next(m, &left), i++) {
+		if (i < 2)
+			continue;           /* batch begin, the table */
+		struct nlmsghdr hdr = *m;
+		hdr.nlmsg_seq = 0;
+		bc_sha256_update(&c, &hdr, sizeof hdr);
+		bc_sha256_update(&c, (const char *)m + sizeof hdr, m->nlmsg_len - sizeof hdr);
+	}
+	bc_sha256_final(&c, out);
+}
+
+/* The user data of the host table: 0 with the 32 bytes of a digest in
+ * out, -ENOENT if there is no such table, -ENODATA if it holds no digest,
+ * or -errno. */
+static int host_table_get_digest(int fd, const char *table, uint8_t out[32])
+{
+	char buf[256] = { 0 };
+	union { char buf[8192]; struct nlmsghdr align; } reply;
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET, 0, 0);
+	struct nftnl_table *t = nftnl_table_alloc();
+	uint32_t len = 0;
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, table);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	memset(&reply, 0, sizeof reply);
+	r = bc_nl_talk(fd, nlh, reply.buf, sizeof reply.buf);
+	if (r == 0 && reply.align.nlmsg_type != ((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWTABLE))
+		r = -ENODATA;
+	if (r == 0)
+		r = nftnl_table_nlmsg_parse(&reply.align, t) < 0 ? -ENODATA : 0;
+	const void *d = r == 0 && nftnl_table_is_set(t, NFTNL_TABLE_USERDATA)
+			? nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len) : NULL;
+	if (r == 0 && (!d || len != 32))
+		r = -ENODATA;
+	if (r == 0)
+		memcpy(out, d, 32);
+	nftnl_table_free(t);
+	return r;
+}
+
+/* Make the slot's host table what p asks for. A table that already holds
+ * exactly that (its digest says so) is kept: the common case, a slot
+ * taken again under the same policy, costs one GETTABLE. Any other table
+ * of that name is replaced in the same transaction that adds the new one,
+ * so the slot is never without one. 0, or -errno with err set. */
+static int host_table_ensure(int fd, const char *table, const char *ifname, uint32_t addr,
+			     const struct bc_policy *p, const struct bc_cidr *pools, size_t n_pools,
+			     struct bc_error *err)
+{
+	struct hbatch h;
+	uint8_t want[32], have[32];
+	int r = host_table_build(&h, table, ifname, addr, p, pools, n_pools, false, NULL, err);
+	if (r < 0)
+		return r;
+	host_table_digest(&h, want);
+	hb_free(&h);
+	int got = host_table_get_digest(fd, table, have);
+	if (got == 0 && memcmp(want, have, sizeof want) == 0)
+		return 0;
+	if (got < 0 && got != -ENOENT && got != -ENODATA)
+		return bc_error_errno(err, -got, "host table %s: look it up", table);
+	if ((r = host_table_build(&h, table, ifname, addr, p, pools, n_pools, got != -ENOENT, want,
+				  err)) < 0)
+		return r;
+	r = hb_send(&h, fd, false, err);
 	hb_free(&h);
 	return r;
 }
@@ -674,7 +718,7 @@ static int host_table_exists(int fd, const char *table)
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, table);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
-	int r = nl_talk(fd, nlh, NULL, 0);
+	int r = bc_nl_talk(fd, nlh, NULL, 0);
 	return r == 0 ? 1 : r == -ENOENT ? 0 : r;
 }
 
@@ -688,7 +732,7 @@ static int host_table_del(int fd, const char *table, struct bc_error *err)
 	r = hb_start(&h, table);
 	if (r < 0)
 		return bc_error_errno(err, -r, "host table %s", table);
-	hb_table(&h, NFT_MSG_DELTABLE, 0);
+	hb_table(&h, NFT_MSG_DELTABLE, 0, NULL, 0);
 	r = hb_send(&h, fd, false, &e);
 	hb_free(&h);
 	if (r == -ENOENT)
@@ -740,14 +784,46 @@ static bool pool_ok(const struct bc_cidr *c)
 	return c->family == AF_INET && c->prefix <= 30;
 }
 
-/* Take the first free /30 of the pools: lock file held, leftovers of a
- * dead holder removed. */
-static int slot_take(struct bc_uplink_state *u, const struct bc_policy *p, int rtfd, int nftfd,
+/* Is the host end of slot net's pair there? 1, 0, or -errno. A GETLINK
+ * does not wait for the rtnl lock. */
+static int slot_link_present(int rtfd, uint32_t net)
+{
+	char ifname[IFNAMSIZ];
+	slot_names(net, ifname, NULL, NULL);
+	int r = link_index(rtfd, ifname);
+	return r >= 0 ? 1 : r == -ENODEV || r == -ENOENT ? 0 : r;
+}
+
+/* The slot is ours: who holds it, for people, as a record of fixed width
+ * written over the last one (truncating a tmpfs file can wait for every
+ * CPU to drain its page lists: milliseconds). */
+static void slot_claim(struct bc_uplink_state *u, int fd, uint32_t net, uint32_t s, const char *session)
+{
+	char who[64];
+	int len = snprintf(who, sizeof who, "%-32.32s %10d\n", session, (int)getpid());
+	ssize_t w = pwrite(fd, who, (size_t)len, 0);
+	(void)w;   /* informational only */
+	u->lock_fd = fd;
+	u->net = net;
+	u->slot = s;
+}
+
+/* Take the first free /30 of the pools: its lock file held and no host
+ * end of an earlier pair left. A sandbox's pair goes with its network
+ * namespace, which the kernel frees a moment after the sandbox ended (its
+ * launcher does not wait for that): a free slot whose host end is still
+ * there is passed over, as that link still carries the slot's address,
+ * and taken, the link deleted, only when no other slot is free. The
+ * slot's host table stays from its last use: veth_prepare keeps or
+ * replaces it. */
+static int slot_take(struct bc_uplink_state *u, const struct bc_policy *p, int rtfd,
 		     const char *session, struct bc_error *err)
 {
 	size_t n_pools;
 	const struct bc_cidr *pools = pools_of(p, &n_pools);
 	_cleanup_close_ int dfd = dir_open(err);
+	_cleanup_close_ int spare = -1;
+	uint32_t spare_net = 0, spare_s = 0;
 	if (dfd < 0)
 		return dfd;
 	for (size_t i = 0; i < n_pools; i++) {
@@ -774,25 +850,34 @@ static int slot_take(struct bc_uplink_state *u, const struct bc_policy *p, int r
 				close(fd);
 				continue;
 			}
-			int r = slot_clean(rtfd, nftfd, net, err);
+			int r = slot_link_present(rtfd, net);
 			if (r < 0) {
 				close(fd);
-				return r;
+				return bc_error_errno(err, -r, "look up link bc%08x", net);
 			}
-			/* who holds it, for people: a record of fixed width written
-			 * over the last one (truncating a tmpfs file can wait for
-			 * every CPU to drain its page lists: milliseconds) */
-			char who[64];
-			int len = snprintf(who, sizeof who, "%-32.32s %10d\n", session, (int)getpid());
-			ssize_t w = pwrite(fd, who, (size_t)len, 0);
-			(void)w;   /* informational only */
-			u->lock_fd = fd;
-			u->net = net;
-			u->slot = s;
+			if (r > 0) {
+				if (spare < 0) {
+					spare = fd;
+					spare_net = net;
+					spare_s = s;
+				} else
+					close(fd);
+				continue;
+			}
+			slot_claim(u, fd, net, s, session);
 			return 0;
 		}
 	}
-	return bc_error_set(err, EADDRINUSE, "%s: every /30 of veth_pool is in use", p->path);
+	if (spare < 0)
+		return bc_error_set(err, EADDRINUSE, "%s: every /30 of veth_pool is in use", p->path);
+	char ifname[IFNAMSIZ];
+	slot_names(spare_net, ifname, NULL, NULL);
+	int r = link_del(rtfd, ifname);
+	if (r < 0 && r != -ENODEV && r != -ENOENT)
+		return bc_error_errno(err, -r, "delete stale link %s", ifname);
+	slot_claim(u, spare, spare_net, spare_s, session);
+	spare = -1;
+	return 0;
 }
 
 /* ---- veth -------------------------------------------------------------- */
@@ -853,7 +938,7 @@ static int veth_prepare(struct bc_uplink_state *u, const struct bc_policy *p, co
 
 	if (rt < 0 || nft < 0)
 		return bc_error_errno(err, rt < 0 ? -rt : -nft, "open a netlink socket on the host");
-	if ((r = slot_take(u, p, rt, nft, session, err)) < 0)
+	if ((r = slot_take(u, p, rt, session, err)) < 0)
 		return r;
 	u->kind = BC_UPLINK_VETH;
 	slot_names(u->net, u->host_if, table, NULL);
@@ -866,7 +951,7 @@ static int veth_prepare(struct bc_uplink_state *u, const struct bc_policy *p, co
 	/* the host table matches the host end by name: it can come first */
 	size_t n_pools;
 	const struct bc_cidr *pools = pools_of(p, &n_pools);
-	return host_table_add(nft, table, u->host_if, sbx, p, pools, n_pools, err);
+	return host_table_ensure(nft, table, u->host_if, sbx, p, pools, n_pools, err);
 }
 
 /* The pair, its sandbox end still down and unaddressed, in the netns of
@@ -891,13 +976,15 @@ static int veth_attach(struct bc_uplink_state *u, int srt, struct bc_error *err)
 	return 0;
 }
 
-/* The sandbox end, through the netlink socket made inside its netns. */
+/* The sandbox end, through the netlink socket made inside its netns:
+ * final before "go" (no address that will still change, the route in). */
 static int veth_connect(struct bc_uplink_state *u, int srt, struct bc_error *err)
 {
 	uint32_t host = u->net + 1, sbx = u->net + 2;
 	int r = 0, idx;
-	if ((idx = link_index(srt, SANDBOX_IF)) < 0 || (r = addr_add(srt, idx, sbx, 30)) < 0 ||
-	    (r = link_up(srt, idx)) < 0 || (r = route_default(srt, idx, host)) < 0)
+	if ((idx = link_index(srt, SANDBOX_IF)) < 0 || (r = link_no_ipv6_addr(srt, idx)) < 0 ||
+	    (r = addr_add(srt, idx, sbx, 30)) < 0 || (r = link_up(srt, idx)) < 0 ||
+	    (r = route_default(srt, idx, host)) < 0)
 		return bc_error_errno(err, idx < 0 ? -idx : -r, "configure %s in the sandbox", SANDBOX_IF);
 	return 0;
 }
@@ -923,14 +1010,13 @@ static bool default_route_in(void *buf, int len)
 static int route_dump(int srt)
 {
 	char buf[256] = { 0 };
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETROUTE;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq_next();
+	nlh->nlmsg_seq = bc_nl_seq();
 	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
 	rtm->rtm_family = AF_UNSPEC;
-	return sendto(srt, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0 ? -errno : 0;
+	return bc_nl_send(srt, nlh, nlh->nlmsg_len);
 }
 
 static void pasta_reap(struct bc_uplink_state *u)
@@ -1129,18 +1215,15 @@ void bc_uplink_detach(struct bc_uplink_state *u)
 {
 	if (u->kind == BC_UPLINK_PASTA || u->pasta_pid > 0)
 		pasta_reap(u);
-	if (u->lock_fd > 0) {
-		/* delete while we hold the lock, so nobody takes the slot meanwhile */
-		int rt = rtnl_open(), nft = bc_nft_socket_open();
-		struct bc_error e = { 0 };
-		if (rt >= 0 && nft >= 0)
-			slot_clean(rt, nft, u->net, &e);
-		if (rt >= 0)
-			close(rt);
-		if (nft >= 0)
-			close(nft);
+	/* veth: nothing is deleted here, off the exit's path. The pair goes
+	 * with the sandbox's netns; the host table stays, matching only this
+	 * slot's link and address, for the slot's next use (slot_take,
+	 * veth_prepare); gc removes both from slots nobody holds. Deleting
+	 * them here cost two grace periods per launch: RTM_DELLINK waits in
+	 * rcu_barrier, and closing an nf_tables socket after a DELTABLE
+	 * waits for the deferred destruction. */
+	if (u->lock_fd > 0)
 		close(u->lock_fd);
-	}
 	u->lock_fd = -1;
 	u->attached = false;
 	u->host_if[0] = '\0';

@@ -60,24 +60,25 @@ int bc_uplink_prepare(struct bc_uplink_state *u, const struct bc_policy *p, cons
 int bc_uplink_attach(struct bc_uplink_state *u, int sandbox_rtnl, struct bc_error *err);
 int bc_uplink_connect(struct bc_uplink_state *u, pid_t pid, int sandbox_rtnl, struct bc_error *err);
 
-/* Tear down what attach made (veth, host table, pasta, pool slot).
- * Idempotent; safe on a zeroed struct. */
+/* Tear down what attach made: pasta is killed and reaped, the pool slot
+ * released. Nothing of veth is deleted on the way out (each deletion
+ * waits for an RCU grace period): the pair goes with the sandbox's netns,
+ * which the kernel frees once the sandbox's last process and socket are
+ * gone; the slot's host table (its rules match only the slot's link and
+ * address) stays for the slot's next use, which keeps it when it is
+ * already what that policy asks for and else replaces it in one
+ * transaction; a slot whose old host end is still there is taken last.
+ * bc_uplink_gc removes both from every slot nobody holds, and returns once
+ * they are gone. Idempotent; safe on a zeroed struct. */
 void bc_uplink_detach(struct bc_uplink_state *u);
 
-/* Remove uplinks whose launcher is gone (a killed launcher leaves its host
- * table, and its veth if the sandbox netns lives on): every slot whose
- * lock nobody holds. Returns how many slots had something removed, or
+/* Remove what slots nobody holds still have: the host tables kept for
+ * their next use, a pair whose netns the kernel has not freed yet, what a
+ * killed launcher left. Returns how many slots had something removed, or
  * -errno with err set. Needs root; without it there is nothing of ours to
  * remove (pasta dies with its launcher) and it returns 0. */
 int bc_uplink_gc(struct bc_error *err);
 
-/* The project's request-answer netlink transport (rtnetlink, nf_tables
- * gets, sock_diag): send nlh on the netlink socket fd with NLM_F_REQUEST |
- * NLM_F_ACK and a fresh sequence number, and wait for the kernel's ACK; the
- * first other message answering it is copied to reply (if it fits in
- * reply_len). 0, the kernel's -errno, or -errno of send/recv. */
-struct nlmsghdr;
-int bc_nl_talk(int fd, struct nlmsghdr *nlh, void *reply, size_t reply_len);
 /* As bc_uplink_gc for the one slot net (struct bc_uplink_state.net):
  * -EBUSY while its lock is held, else 1 if something was removed, 0 if
  * not, or -errno. */

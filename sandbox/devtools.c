@@ -18,8 +18,9 @@
 
 #include <libmnl/libmnl.h>
 
+#include "cdp.h"
 #include "devtools.h"
-#include "../netfilter/uplink.h"
+#include "../netfilter/netlink.h"
 
 #define ANNOUNCE "DevTools listening on ws://127.0.0.1:"
 #define MARK "DevTools listening on"
@@ -227,11 +228,11 @@ int bc_devtools_prepare(struct bc_devtools *d, uint16_t host_port, uint16_t sand
 	if ((r = host_listen(host_port, &d->host_port)) < 0)
 		return bc_error_errno(err, -r, "listen for DevTools clients on the host's 127.0.0.1");
 	d->listen_fd = r;
-	d->diag_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (d->diag_fd < 0)
-		return bc_error_errno(err, errno, "open a NETLINK_SOCK_DIAG socket to check who connects "
+	if ((r = bc_nl_open(NETLINK_SOCK_DIAG)) < 0)
+		return bc_error_errno(err, -r, "open a NETLINK_SOCK_DIAG socket to check who connects "
 				      "to the DevTools port (the kernel needs CONFIG_INET_DIAG and "
 				      "tcp_diag; or use --remote-debugging-pipe)");
+	d->diag_fd = r;
 	if ((r = diag_selftest(d)) < 0)
 		return bc_error_errno(err, -r, "sock_diag cannot tell who owns a connection to the "
 				      "DevTools port (load tcp_diag, or use --remote-debugging-pipe)");
@@ -259,6 +260,7 @@ struct relay {
 	char buf[2][RELAY_BUF];       /* buf[k]: read from fd[k], to go to fd[1-k] */
 	size_t len[2], off[2];
 	bool eof[2];
+	struct bc_cdp_ws ws;          /* Chromium's side, read for download names (cdp.h) */
 };
 
 struct fwd {
@@ -284,6 +286,7 @@ static void relay_free(struct fwd *f, size_t i)
 	struct relay *r = f->relays[i];
 	close(r->fd[0]);
 	close(r->fd[1]);
+	bc_cdp_ws_free(&r->ws);
 	free(r);
 	f->relays[i] = NULL;
 }
@@ -425,6 +428,7 @@ static void relay_accept(struct fwd *f)
 	}
 	r->fd[0] = c;
 	r->fd[1] = s;
+	bc_cdp_ws_init(&r->ws, bc_cdp_seen());
 	f->relays[slot] = r;
 }
 
@@ -445,6 +449,8 @@ static void relay_step(struct fwd *f, size_t i, const struct pollfd *pfd)
 			} else if (n > 0) {
 				r->len[k] = (size_t)n;
 				r->off[k] = 0;
+				if (k == 1)
+					bc_cdp_ws_scan(&r->ws, r->buf[1], (size_t)n);
 			}
 		}
 		if (r->len[k] && (out & (POLLOUT | POLLERR | POLLHUP))) {
@@ -522,6 +528,7 @@ int bc_devtools_start(struct bc_devtools *d, int out_fd, struct bc_audit *a, str
 	sigset_t term;
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
+	bc_cdp_seen();   /* mapped before the fork: the forwarder fills the supervisor's table */
 	pid_t parent = getpid(), pid = fork();
 	if (pid < 0)
 		return bc_error_errno(err, errno, "fork the DevTools forwarder");

@@ -37,6 +37,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "doctor.h"
+#include "netlink.h"
 #include "json.h"
 #include "launch.h"
 #include "hostids.h"
@@ -534,11 +535,12 @@ static void check_landlock(struct bc_doctor *d)
 }
 
 /* One nftables batch holding one table message, and its ACK. */
-static int nft_table_msg(struct mnl_socket *nl, uint16_t type, uint32_t seq)
+static int nft_table_msg(int fd, uint16_t type, uint32_t seq)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct mnl_nlmsg_batch *b = mnl_nlmsg_batch_start(buf, sizeof buf / 2);
 	struct nftnl_table *t = nftnl_table_alloc();
+	struct bc_nl_acks a;
 	int r = -ENOMEM;
 	if (!b || !t)
 		goto out;
@@ -552,12 +554,7 @@ static int nft_table_msg(struct mnl_socket *nl, uint16_t type, uint32_t seq)
 	mnl_nlmsg_batch_next(b);
 	nftnl_batch_end(mnl_nlmsg_batch_current(b), seq + 2);
 	mnl_nlmsg_batch_next(b);
-	if (mnl_socket_sendto(nl, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b)) < 0) {
-		r = -errno;
-		goto out;
-	}
-	ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof buf);
-	r = n < 0 ? -errno : mnl_cb_run(buf, (size_t)n, 0, 0, NULL, NULL) < 0 ? -errno : 0;
+	r = bc_nl_batch(fd, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b), seq, seq + 2, 1, 0, &a);
 out:
 	if (t)
 		nftnl_table_free(t);
@@ -571,16 +568,16 @@ out:
 static int nft_fn(void *arg, struct bc_error *err)
 {
 	const struct bc_policy *p = arg;
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	if (!nl)
-		return bc_error_errno(err, errno, "open a NETLINK_NETFILTER socket");
-	int r = mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 ? -errno : 0;
-	uint32_t seq = (uint32_t)time(NULL);
-	if (r == 0 && (r = nft_table_msg(nl, NFT_MSG_NEWTABLE, seq)) < 0)
+	int nl = bc_nl_open(NETLINK_NETFILTER);
+	if (nl < 0)
+		return bc_error_errno(err, -nl, "open a NETLINK_NETFILTER socket");
+	uint32_t seq = bc_nl_seq() * 4;
+	int r;
+	if ((r = nft_table_msg(nl, NFT_MSG_NEWTABLE, seq)) < 0)
 		bc_error_errno(err, -r, "create an nftables table");
 	if (r == 0 && (r = nft_table_msg(nl, NFT_MSG_DELTABLE, seq + 3)) < 0)
 		bc_error_errno(err, -r, "delete an nftables table");
-	mnl_socket_close(nl);
+	close(nl);
 	if (r < 0)
 		return r;
 	struct bc_policy q = *p;     /* shallow: only net_mode differs */

@@ -31,8 +31,8 @@
  *                                   drop caps, reap, forward                   env, close fds,
  *                                   signals, exit with status                  drop caps,
  *   8 forward signals, deadline,                                               no_new_privs,
- *     reap, tear down, exit                                                    seccomp (last),
- *                                                                              "ready", execve
+ *     relay the DevTools pipe,                                                 seccomp (last),
+ *     reap, tear down, exit                                                    "ready", execve
  *
  * The three work side by side: while the supervisor makes the uplink (and
  * on v1 the cgroup), pid 2 makes the network namespace and commits the
@@ -79,11 +79,13 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "cdp.h"
 #include "devtools.h"
 #include "dnsfilter.h"
 #include "landlock.h"
 #include "launch.h"
 #include "mount.h"
+#include "netlink.h"
 #include "nflog.h"
 #include "nft.h"
 #include "runtime.h"
@@ -528,9 +530,9 @@ static int dns_socket(int type, struct bc_error *err)
  * later the DNS filter's and NFLOG's ("net", child_sockets). */
 static int child_netns_socket(int sync_fd, struct bc_error *err)
 {
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int fd = bc_nl_open(NETLINK_ROUTE);
 	if (fd < 0)
-		return bc_error_errno(err, errno, "open a route netlink socket in the sandbox");
+		return bc_error_errno(err, -fd, "open a route netlink socket in the sandbox");
 	int r = msg_send_fds(sync_fd, BC_MSG_NETNS, 1, NULL, &fd, 1);
 	close(fd);
 	return r < 0 ? bc_error_errno(err, -r, "hand the network sockets to the supervisor") : 0;
@@ -1085,6 +1087,7 @@ struct supervisor {
 	pid_t dns_pid;
 	pid_t relay_pid;
 	struct bc_devtools devtools;
+	struct bc_cdp_relay cdp;   /* --remote-debugging-pipe: Chromium's fd 4, relayed (cdp.h) */
 };
 
 static int arm_timer(int fd, uint64_t seconds)
@@ -1122,17 +1125,20 @@ static void sandbox_kill(struct supervisor *s)
 /* Handle one round of events. Returns 1 when pid 1 has ended. */
 static int supervise_once(struct supervisor *s)
 {
-	struct pollfd pfd[5] = {
+	struct pollfd pfd[7] = {
 		{ .fd = s->sig_fd, .events = POLLIN },
 		{ .fd = s->timer_fd, .events = POLLIN },
 		{ .fd = s->sync_fd, .events = POLLIN },
 		{ .fd = s->nflog_fd, .events = POLLIN },
-		{ .fd = bc_nflog_pins_fd(), .events = POLLIN },
+		[6] = { .fd = bc_nflog_pins_fd(), .events = POLLIN },
 	};
+	bc_cdp_relay_events(&s->cdp, &pfd[4]);
 	if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0)
 		return errno == EINTR ? 0 : -errno;
 
-	if (pfd[4].revents)
+	bc_cdp_relay_handle(&s->cdp, &pfd[4]);
+
+	if (pfd[6].revents)
 		bc_nflog_pins_read();   /* the names of the connections that follow */
 	if (pfd[3].revents)
 		bc_nflog_drain(s->nflog_fd, s->l->audit);
@@ -1492,6 +1498,18 @@ static int cleaner_arm(const struct supervisor *s, struct bc_cleaner *c, const s
 	return bc_cleaner_start(c, &job, err);
 }
 
+/* The command asks for the DevTools pipe in JSON and fd 4 is passed. */
+static bool devtools_pipe(const struct bc_launch *l)
+{
+	int argc = 0;
+	while (l->argv[argc])
+		argc++;
+	for (size_t i = 0; i < l->n_pass_fds; i++)
+		if (l->pass_fds[i] == 4)
+			return bc_cdp_pipe_arg(argc, l->argv);
+	return false;
+}
+
 int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 {
 	const struct bc_policy *p = l->policy;
@@ -1499,7 +1517,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	struct bc_runtime_rec rec = { .fd = -1 };
 	struct bc_cleaner cleaner = BC_CLEANER_INIT;
 	struct supervisor s = { .l = l, .child = -1, .sync_fd = -1, .sig_fd = -1, .timer_fd = -1,
-				.nflog_fd = -1, .uplink = { .lock_fd = -1 }, .devtools = BC_DEVTOOLS_INIT };
+				.nflog_fd = -1, .uplink = { .lock_fd = -1 }, .devtools = BC_DEVTOOLS_INIT,
+				.cdp = BC_CDP_RELAY_INIT };
 	int sv[2] = { -1, -1 };
 	int ret;
 	char name[64];
@@ -1537,6 +1556,11 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 			goto out;
 		l->devtools_stderr = s.devtools.stderr_wr;
 	}
+	/* Playwright's pipe: the sandbox writes fd 4 into a pipe the
+	 * supervisor copies to the client's, reading the download names on
+	 * the way (cdp.h). */
+	if (devtools_pipe(l) && (ret = bc_cdp_relay_prepare(&s.cdp, 4, err)) < 0)
+		goto out;
 
 	/* The uplink is chosen before the clone: pid 2 makes the relay's
 	 * route and redirect when it is the relay. */
@@ -1569,6 +1593,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		close(s.sig_fd);
 		close(s.timer_fd);
 		bc_devtools_close_host_side(&s.devtools);
+		bc_cdp_relay_close_host_side(&s.cdp);
 		init_main(l, &rfs, sv[1]);
 	}
 	s.child = pid;
@@ -1576,6 +1601,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	sv[1] = -1;
 	s.sync_fd = TAKE_FD(sv[0]);
 	bc_rootfs_close_fds(&rfs);
+	bc_cdp_relay_started(&s.cdp);
 	if (s.devtools.stderr_wr >= 0) {
 		close(s.devtools.stderr_wr);
 		s.devtools.stderr_wr = -1;
@@ -1670,7 +1696,9 @@ kill:
 	sandbox_kill(&s);
 	waitpid(s.child, NULL, 0);
 out:
-	/* Teardown, whatever the ending: nothing of the sandbox survives. */
+	/* Teardown, whatever the ending: nothing of the sandbox survives but
+	 * what waits for the kernel off the exit's path (uplink.h: the veth
+	 * pair goes with the netns, the slot keeps its host table; gc). */
 	if (s.child > 0)
 		audit_limits(&s);
 	if (s.relay_pid > 0) {
@@ -1681,6 +1709,7 @@ out:
 		kill(s.dns_pid, SIGKILL);
 		waitpid(s.dns_pid, NULL, 0);
 	}
+	bc_cdp_relay_finish(&s.cdp);   /* what Chromium wrote last, then the client's end of file */
 	bc_devtools_stop(&s.devtools, STDERR_FILENO);
 	if (s.nflog_fd >= 0)
 		bc_nflog_drain(s.nflog_fd, l->audit);   /* the last refusals, then the count left out */

@@ -1,10 +1,10 @@
-/* lease.c: profile leases, reservations, attempts, downloads evidence, and
- * the lease/release/list subcommands. See lease.h for the layout. */
+/* lease.c: profile leases, reservations, profile identities, task locks,
+ * attempts and downloads evidence. See lease.h for the layout; the
+ * lease/release/list commands are in cmd-lease.c. */
 #include "config.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "assign.h"
-#include "commands.h"
+#include "cdp.h"
 #include "hostids.h"
 #include "json.h"
 #include "lease.h"
@@ -102,6 +102,7 @@ static bool lock_held(int fd, pid_t *pid)
 /* The lease record, as stored in .leases/<label>.json. */
 struct record {
 	bool exists;
+	bool on_disk;        /* read from a file (set by record_read only) */
 	char task[65];
 	bool reserved;
 	bool persistent;
@@ -110,6 +111,15 @@ struct record {
 	char session[33];
 	int64_t uid;         /* who wrote the record, -1 unknown */
 	struct bc_node node; /* where it was written */
+	/* who made the lease (kept by every later write), "" / -1 unknown */
+	int64_t creator_uid;
+	char creator_host[65];
+	char creator_boot_id[37];
+	char created[32];
+	/* the identity of the profile directory: the id in its marker file
+	 * and the directory's device and inode ("" / 0: not bound yet) */
+	char profile_id[33];
+	int64_t dev, ino;
 };
 
 static void copy_str(char *dst, size_t n, const char *s)
@@ -129,7 +139,16 @@ static void copy_str(char *dst, size_t n, const char *s)
 	BC_REC_S("updated", updated, false), \
 	BC_REC_I("uid", &(rec)->uid, false), \
 	BC_NODE_FIELDS(&(rec)->node), \
+	BC_REC_I("creator_uid", &(rec)->creator_uid, false), \
+	BC_REC_S("creator_host", (rec)->creator_host, false), \
+	BC_REC_S("creator_boot_id", (rec)->creator_boot_id, false), \
+	BC_REC_S("created", (rec)->created, false), \
+	BC_REC_S("profile_id", (rec)->profile_id, false), \
+	BC_REC_I("dev", &(rec)->dev, false), \
+	BC_REC_I("ino", &(rec)->ino, false), \
 }
+
+#define REC_INIT { .persistent = true, .uid = -1, .creator_uid = -1 }
 
 /* Read the record (strictly: json.h). One that cannot be read as exactly
  * that, or names another label or an invalid id, is taken as a profile
@@ -137,25 +156,33 @@ static void copy_str(char *dst, size_t n, const char *s)
 static void record_read(int meta_fd, const char *label, struct record *rec)
 {
 	char name[64], got_label[64] = "", updated[40] = "";
-	*rec = (struct record){ .persistent = true, .uid = -1 };
+	*rec = (struct record)REC_INIT;
 	snprintf(name, sizeof name, "%s.json", label);
 	_cleanup_close_ int fd = openat(meta_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	if (fd < 0)
 		return;
-	struct record got = { .exists = true, .persistent = true, .uid = -1 };
+	struct record got = REC_INIT;
+	got.exists = got.on_disk = true;
 	const struct bc_rec_field f[] = LEASE_FIELDS(got_label, &got, updated);
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || bc_read_fd(fd, &text, &len, BC_REC_MAX_SIZE) < 0 ||
 	    bc_rec_parse(text, len, name, f, ARRAY_SIZE(f), NULL) < 0 || strcmp(got_label, label) != 0 ||
 	    (got.task[0] && !bc_id_valid(BC_ID_TASK, got.task)) ||
-	    (got.session[0] && !bc_id_valid(BC_ID_SESSION, got.session))) {
-		*rec = (struct record){ .exists = true, .persistent = true, .uid = -1 };
+	    (got.session[0] && !bc_id_valid(BC_ID_SESSION, got.session)) ||
+	    (got.profile_id[0] && !bc_id_valid(BC_ID_SESSION, got.profile_id)) ||
+	    bc_rec_has_control(got.creator_host) || bc_rec_has_control(got.created)) {
+		*rec = (struct record)REC_INIT;
+		rec->exists = rec->on_disk = true;
 		copy_str(rec->state, sizeof rec->state, "dirty");
 		return;
 	}
 	bc_node_sanitize(&got.node);
+	if (!bc_node_name_valid(got.creator_host))
+		got.creator_host[0] = '\0';
+	if (!bc_node_boot_id_valid(got.creator_boot_id))
+		got.creator_boot_id[0] = '\0';
 	*rec = got;
 }
 
@@ -170,6 +197,14 @@ static int record_write(int meta_fd, const char *label, const struct record *rec
 	struct record w = *rec;
 	w.uid = getuid();
 	bc_node_here(&w.node);
+	if (!w.on_disk) {
+		/* the first write makes the lease: its creator is kept for good
+		 * (a record older than these fields keeps them unknown) */
+		w.creator_uid = w.uid;
+		copy_str(w.creator_host, sizeof w.creator_host, w.node.host);
+		copy_str(w.creator_boot_id, sizeof w.creator_boot_id, w.node.boot_id);
+		copy_str(w.created, sizeof w.created, ts);
+	}
 	const struct bc_rec_field f[] = LEASE_FIELDS(lbl, &w, ts);
 	_cleanup_free_ char *text = bc_rec_format(f, ARRAY_SIZE(f));
 	snprintf(name, sizeof name, "%s.json", label);
@@ -305,6 +340,181 @@ static char *path_join(const char *a, const char *b)
 	return asprintf(&s, "%s/%s", a, b) < 0 ? NULL : s;
 }
 
+static int random_hex(char out[33])
+{
+	uint8_t rnd[16];
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		return -errno;
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+	return 0;
+}
+
+/* ---- profile identity ------------------------------------------------------ */
+
+/* The marker file in a labelled profile directory: a random id bound, in
+ * the lease record, to the directory's device and inode, and naming the
+ * root, label and owner it was made for. A copy (cp -a) carries the marker
+ * to another inode; the lease record still names the original's. */
+struct marker {
+	char id[33];
+	char label[41];
+	char root[4096];
+	int64_t uid;
+};
+
+#define MARKER_FIELDS(m) { \
+	BC_REC_S("id", (m)->id, true), BC_REC_S("label", (m)->label, true), \
+	BC_REC_S("root", (m)->root, true), BC_REC_I("uid", &(m)->uid, true), \
+}
+
+/* 1: read, 0: none, -EINVAL: there but not a marker. */
+static int marker_read(int dfd, struct marker *m)
+{
+	*m = (struct marker){ .uid = -1 };
+	_cleanup_close_ int fd = openat(dfd, BC_PROFILE_MARKER, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	struct stat st;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -EINVAL;
+	const struct bc_rec_field f[] = MARKER_FIELDS(m);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || bc_read_fd(fd, &text, &len, BC_REC_MAX_SIZE) < 0 ||
+	    bc_rec_parse(text, len, BC_PROFILE_MARKER, f, ARRAY_SIZE(f), NULL) < 0 ||
+	    !bc_id_valid(BC_ID_SESSION, m->id) || !bc_label_valid(m->label) || m->root[0] != '/')
+		return -EINVAL;
+	return 1;
+}
+
+/* Write text as name in dfd atomically (temporary file, fsync, rename),
+ * mode 0600 unless given, owned by uid:gid when root. */
+static int file_replace(int dfd, const char *name, const char *text, mode_t mode, uid_t uid, gid_t gid)
+{
+	char tmp[128];
+	snprintf(tmp, sizeof tmp, ".%s.%ld", name, (long)getpid());
+	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	int r = fd < 0 ? -errno : bc_write_all(fd, text, strlen(text));
+	if (r == 0 && getuid() == 0 && uid != (uid_t)-1 && fchown(fd, uid, gid) < 0)
+		r = -errno;
+	if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (r < 0 && fd >= 0)
+		unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+/* Is the directory st, whose marker is m, the profile leased as m->label
+ * under m->root (1), a copy of it while that lease still holds the
+ * identity (2), or neither (0)? */
+static int identity_origin(const struct marker *m, const struct stat *st, const char *dir,
+			   struct bc_error *err)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/.leases", m->root);
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int meta_fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (meta_fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return bc_error_errno(err, errno, "profile directory %s names the profile %s/%s (its %s), "
+				      "whose lease record cannot be read to tell whether this is a copy "
+				      "(remove %s/%s to use it as a new profile)", dir, m->root, m->label,
+				      BC_PROFILE_MARKER, dir, BC_PROFILE_MARKER);
+	}
+	struct record rec;
+	record_read(meta_fd, m->label, &rec);
+	if (!rec.on_disk || strcmp(rec.profile_id, m->id) != 0)
+		return 0;
+	return rec.dev == (int64_t)st->st_dev && rec.ino == (int64_t)st->st_ino ? 1 : 2;
+}
+
+static int copy_refusal(struct bc_error *err, const char *dir, const struct marker *m)
+{
+	return bc_error_set(err, EEXIST, "profile directory %s is a copy of the leased profile %s/%s "
+			    "(profile identity %.8s…, still bound to the original): a copy carries its "
+			    "logins and cookies; delete the copy, or remove %s/%s to make it a new profile",
+			    dir, m->root, m->label, m->id, dir, BC_PROFILE_MARKER);
+}
+
+int bc_profile_identity_check(const char *dir, struct bc_error *err)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+	struct stat st;
+	struct marker m;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return 0;   /* bc_profile_open says what is wrong with it */
+	if (marker_read(fd, &m) != 1)
+		return 0;
+	int r = identity_origin(&m, &st, dir, err);
+	if (r == 1)
+		return bc_error_set(err, EBUSY, "profile directory %s is the labelled profile %s of %s: run "
+				    "with --profile %s --profile-root %s, which takes its lease", dir, m.label,
+				    m.root, m.label, m.root);
+	return r == 2 ? copy_refusal(err, dir, &m) : r;
+}
+
+/* Check the identity of <root>/<label> against its record, binding a new
+ * one into nrec when it has none (or, with recover, when it does not
+ * match). */
+static int identity_bind(struct slot *s, const char *root, const char *label, const char *dir, uid_t uid,
+			 gid_t gid, bool recover, struct record *nrec, bool *rebound, struct bc_error *err)
+{
+	struct stat st;
+	struct marker m;
+	*rebound = false;
+	/* A directory owned by anyone but its owner is bc_profile_open's to
+	 * refuse (with the chown that fixes it), not a question of identity. */
+	if (fstatat(s->root_fd, label, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid != (getuid() == 0 ? uid : getuid()))
+		return 0;
+	_cleanup_close_ int dfd = openat(s->root_fd, label, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st) < 0)
+		return bc_error_errno(err, errno, "open profile directory %s", dir);
+	int mk = marker_read(dfd, &m);
+	if (s->rec.profile_id[0]) {
+		if (mk == 1 && strcmp(m.id, s->rec.profile_id) == 0 && s->rec.dev == (int64_t)st.st_dev &&
+		    s->rec.ino == (int64_t)st.st_ino)
+			return 0;   /* (an owner changed since is bc_profile_open's to refuse) */
+		if (!recover)
+			return bc_error_set(err, EXDEV, "profile directory %s is not the directory leased as %s "
+					    "(identity %.8s…, device %lld inode %lld; this one: %s, device %llu "
+					    "inode %llu): it was replaced, moved or copied in; put the "
+					    "original back, or run with --recover to make this one the profile of %s",
+					    dir, label, s->rec.profile_id, (long long)s->rec.dev,
+					    (long long)s->rec.ino, mk == 1 ? (strcmp(m.id, s->rec.profile_id) == 0
+					    ? "the same id" : "another id") : mk == 0 ? "no id" : "an unreadable id",
+					    (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, label);
+		*rebound = true;
+	} else if (mk == 1 && (strcmp(m.root, root) != 0 || strcmp(m.label, label) != 0)) {
+		int r = identity_origin(&m, &st, dir, err);
+		if (r < 0)
+			return r;
+		if (r)
+			return copy_refusal(err, dir, &m);
+	}
+	struct marker w = { .uid = getuid() == 0 ? uid : getuid() };
+	int r = random_hex(w.id);
+	if (r < 0)
+		return bc_error_errno(err, -r, "getrandom");
+	copy_str(w.label, sizeof w.label, label);
+	copy_str(w.root, sizeof w.root, root);
+	const struct bc_rec_field f[] = MARKER_FIELDS(&w);
+	_cleanup_free_ char *text = bc_rec_format(f, ARRAY_SIZE(f));
+	if (!text)
+		return bc_error_set(err, ENOMEM, "out of memory");
+	if ((r = file_replace(dfd, BC_PROFILE_MARKER, text, 0600, uid, gid)) < 0)
+		return bc_error_errno(err, -r, "write %s/%s", dir, BC_PROFILE_MARKER);
+	copy_str(nrec->profile_id, sizeof nrec->profile_id, w.id);
+	nrec->dev = (int64_t)st.st_dev;
+	nrec->ino = (int64_t)st.st_ino;
+	return 0;
+}
+
 int bc_lease_acquire(struct bc_lease *l, const struct bc_lease_req *req, struct bc_audit *a,
 		     struct bc_error *err)
 {
@@ -363,6 +573,12 @@ int bc_lease_acquire(struct bc_lease *l, const struct bc_lease_req *req, struct 
 		goto fail;
 
 	struct record nrec = s.rec;
+	bool rebound = false;
+	if ((r = identity_bind(&s, req->root, req->label, dir, req->uid, req->gid, req->recover, &nrec,
+			       &rebound, err)) < 0)
+		goto fail;
+	if (rebound)
+		l->recovered = true;
 	nrec.exists = true;
 	if (!nrec.reserved)
 		copy_str(nrec.task, sizeof nrec.task, req->task);
@@ -445,16 +661,6 @@ const char *bc_lease_disposition(const struct bc_lease *l)
 }
 
 /* ---- attempts ---------------------------------------------------------------- */
-
-static int random_hex(char out[33])
-{
-	uint8_t rnd[16];
-	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-		return -errno;
-	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
-	return 0;
-}
 
 int bc_attempt_begin(const char *root, const char *task, const char *session, const char *label,
 		     char attempt[33], char previous[33], struct bc_error *err)
@@ -554,6 +760,13 @@ static void scan_entry(struct scan *sc, const char *name, const char *type, int6
 	}
 	bc_json_init(&e);
 	bc_json_str(&e, "name", name);
+	/* A file Chromium saved under a download's guid: the name the site
+	 * gave it and where from, as the DevTools pipe said (cdp.h). */
+	const struct bc_cdp_download *dl = strcmp(type, "file") == 0 ? bc_cdp_lookup(bc_cdp_seen(), name) : NULL;
+	if (dl) {
+		bc_json_str(&e, "site_name", dl->name);
+		bc_json_str(&e, "url", dl->origin[0] ? dl->origin : NULL);
+	}
 	bc_json_str(&e, "type", type);
 	if (size >= 0)
 		bc_json_int(&e, "size", size);
@@ -823,92 +1036,124 @@ again:
 	return r;
 }
 
-struct cmd_opts {
-	const char *root, *policy, *task;
-	bool ephemeral, json;
-	struct bc_policy p;
-	uid_t uid;
-	gid_t gid;
+
+int bc_rm_tree(int dfd, const char *name)
+{
+	size_t budget = 1000000;
+	return rm_tree(dfd, name, 0, &budget);
+}
+
+/* ---- tasks ---------------------------------------------------------------------- */
+
+/* .tasks/<task>.json: who holds the task, for the refusal's words; the
+ * lock on .tasks/<task>.lock is what excludes. */
+struct task_rec {
+	char task[65], session[33], label[41], started[32];
+	int64_t pid;
+	struct bc_node node;
 };
 
-static int cmd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int cmd_fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("browsercage: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return 125;
+#define TASK_FIELDS(t) { \
+	BC_REC_S("task", (t)->task, true), BC_REC_S("session", (t)->session, false), \
+	BC_REC_S("label", (t)->label, false), BC_REC_S("started", (t)->started, false), \
+	BC_REC_I("pid", &(t)->pid, false), BC_NODE_FIELDS(&(t)->node), \
 }
 
-/* Parse the options shared by lease/release/list; returns 0, or the exit
- * status to return. want_label: one positional LABEL is required. */
-static int cmd_parse(int argc, char **argv, struct cmd_opts *o, bool want_label, const char **label)
+int bc_task_lock(const char *root, const char *task, const char *session, const char *label,
+		 struct bc_error *err)
 {
-	static const struct option opts[] = {
-		{ "profile-root", required_argument, NULL, 'R' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "task", required_argument, NULL, 't' },
-		{ "ephemeral", no_argument, NULL, 'e' },
-		{ "persistent", no_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct bc_error err = {0};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "R:p:t:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'R': o->root = optarg; break;
-		case 'p': o->policy = optarg; break;
-		case 't': o->task = optarg; break;
-		case 'e': o->ephemeral = true; break;
-		case 'P': o->ephemeral = false; break;
-		case 'j': o->json = true; break;
-		case 'h':
-			printf("usage: browsercage lease LABEL [--task ID] [--ephemeral] [--profile-root DIR | --policy FILE]\n"
-			       "       browsercage release LABEL [--task ID] [--profile-root DIR | --policy FILE]\n"
-			       "       browsercage list [--json] [--profile-root DIR | --policy FILE]\n");
-			return -1;
-		default:
-			return cmd_fail("%s: bad option (see --help)", argv[0]);
+	char name[80];
+	int r;
+	if (bc_id_check(BC_ID_TASK, "task lock", task, err) < 0)
+		return -EINVAL;
+	_cleanup_close_ int root_fd = root_open(root, err);
+	if (root_fd < 0)
+		return root_fd;
+	_cleanup_close_ int meta_fd = meta_open(root_fd, root, ".tasks", err);
+	if (meta_fd < 0)
+		return meta_fd;
+	snprintf(name, sizeof name, "%s.lock", task);
+	_cleanup_close_ int fd = openat(meta_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "task lock %s/.tasks/%s", root, name);
+	snprintf(name, sizeof name, "%s.json", task);
+	struct task_rec t = {0};
+	if (lock_byte(fd, F_SETLK, F_WRLCK, LOCK_HOLD) < 0) {
+		pid_t pid = 0;
+		char where[520] = "", buf[400];
+		lock_held(fd, &pid);
+		const struct bc_rec_field f[] = TASK_FIELDS(&t);
+		_cleanup_close_ int rfd = openat(meta_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		_cleanup_free_ char *text = NULL;
+		size_t len = 0;
+		if (rfd < 0 || bc_read_fd(rfd, &text, &len, BC_REC_MAX_SIZE) < 0 ||
+		    bc_rec_parse(text, len, name, f, ARRAY_SIZE(f), NULL) < 0 || strcmp(t.task, task) != 0 ||
+		    (t.session[0] && !bc_id_valid(BC_ID_SESSION, t.session)) ||
+		    (t.label[0] && !bc_label_valid(t.label)))
+			t = (struct task_rec){0};
+		bc_node_sanitize(&t.node);
+		if (pid)
+			snprintf(where, sizeof where, "pid %ld", (long)pid);
+		else {
+			bc_node_describe(&t.node, buf, sizeof buf);
+			snprintf(where, sizeof where, "%s, pid %ld there", buf, (long)t.pid);
 		}
+		return bc_error_set(err, EBUSY, "task %s is already running under profile root %s (session %s, "
+				    "%s%s%s%s%s): a task runs in one sandbox at a time; wait for it to end, or "
+				    "end it with `browsercage revoke %s`", task, root,
+				    t.session[0] ? t.session : "?", where, t.label[0] ? ", label " : "", t.label,
+				    t.started[0] ? ", since " : "", t.started, t.session[0] ? t.session : "SESSION");
 	}
-	if (want_label && optind + 1 != argc)
-		return cmd_fail("%s: give exactly one LABEL", argv[0]);
-	if (!want_label && optind != argc)
-		return cmd_fail("%s: unexpected argument '%s'", argv[0], argv[optind]);
-	if (label)
-		*label = want_label ? argv[optind] : NULL;
-	if (want_label && bc_id_check(BC_ID_LABEL, argv[0], argv[optind], &err) < 0)
-		return cmd_fail("%s", err.msg);
-	if (o->task && bc_id_check(BC_ID_TASK, "--task", o->task, &err) < 0)
-		return cmd_fail("%s", err.msg);
-	if (o->policy ? bc_policy_load(&o->p, o->policy, &err) < 0 : bc_policy_init(&o->p) < 0)
-		return cmd_fail("%s", err.code ? err.msg : "out of memory");
-	if (!o->root)
-		o->root = o->p.profile_root;
-	if (bc_ids_profile_owner(&o->uid, &o->gid, &err) < 0)
-		return cmd_fail("%s", err.msg);
-	return 0;
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(t.started, sizeof t.started, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	copy_str(t.task, sizeof t.task, task);
+	copy_str(t.session, sizeof t.session, session);
+	copy_str(t.label, sizeof t.label, label);
+	t.pid = getpid();
+	bc_node_here(&t.node);
+	const struct bc_rec_field f[] = TASK_FIELDS(&t);
+	_cleanup_free_ char *text = bc_rec_format(f, ARRAY_SIZE(f));
+	if (!text)
+		return bc_error_set(err, ENOMEM, "out of memory");
+	if ((r = file_replace(meta_fd, name, text, 0600, (uid_t)-1, (gid_t)-1)) < 0)
+		return bc_error_errno(err, -r, "write %s/.tasks/%s", root, name);
+	return TAKE_FD(fd);
 }
 
-int bc_cmd_lease(int argc, char **argv)
+/* ---- what the lease, release and list commands do ------------------------------- */
+
+static void info_fill(struct bc_lease_info *in, const char *label, const struct record *rec, bool held,
+		      pid_t holder)
 {
-	struct cmd_opts o = {0};
-	struct bc_error err = {0};
+	*in = (struct bc_lease_info){ .exists = rec->exists, .reserved = rec->reserved,
+				      .persistent = rec->persistent, .pid = holder,
+				      .creator_uid = rec->creator_uid, .pid_there = rec->pid, .node = rec->node };
+	copy_str(in->label, sizeof in->label, label);
+	copy_str(in->task, sizeof in->task, rec->task);
+	copy_str(in->creator_host, sizeof in->creator_host, rec->creator_host);
+	copy_str(in->creator_boot_id, sizeof in->creator_boot_id, rec->creator_boot_id);
+	copy_str(in->created, sizeof in->created, rec->created);
+	/* Held where its pid means nothing here (another pid namespace: the
+	 * lock shows, its pid does not) or where its lock does not show
+	 * (another node or boot): say where, from the record. */
+	in->there = held ? holder == 0 : rec_held_elsewhere(rec);
+	if (in->there)
+		rec_where(rec, in->where, sizeof in->where);
+	copy_str(in->state, sizeof in->state, in->there ? "held" : held ? "running" : rec_dirty(rec) ? "dirty"
+		 : rec->reserved ? "reserved" : rec->exists && rec->state[0] ? rec->state : "free");
+}
+
+int bc_lease_reserve(const struct bc_lease_req *req, enum bc_lease_kind kind, struct bc_lease_info *out,
+		     struct bc_error *err)
+{
 	struct slot s;
-	const char *label;
-	int ret = cmd_parse(argc, argv, &o, true, &label);
-	if (ret)
-		goto out;
-	if (slot_open(&s, o.root, label, &err) < 0) {
-		ret = cmd_fail("%s", err.msg);
-		goto out;
-	}
+	int r;
+	if (req->task && bc_id_check(BC_ID_TASK, "--task", req->task, err) < 0)
+		return -EINVAL;
+	if ((r = slot_open(&s, req->root, req->label, err)) < 0)
+		return r;
+	_cleanup_free_ char *dir = path_join(req->root, req->label);
 	pid_t pid = 0;
 	bool holder = lock_held(s.lock_fd, &pid);
 	char where[512];
@@ -916,112 +1161,106 @@ int bc_cmd_lease(int argc, char **argv)
 		snprintf(where, sizeof where, "pid %ld", (long)pid);
 	else
 		rec_where(&s.rec, where, sizeof where);
-	const char *kind = s.rec.persistent ? "persistent" : "ephemeral";
-	if ((holder || s.rec.reserved) && s.rec.task[0] && o.task && strcmp(o.task, s.rec.task) == 0) {
-		printf("%s: already leased by task %s (%s), directory %s/%s\n", label, o.task, kind, o.root, label);
+	r = 0;
+	if (!dir) {
+		r = bc_error_set(err, ENOMEM, "out of memory");
+	} else if ((holder || s.rec.reserved) && s.rec.task[0] && req->task && strcmp(req->task, s.rec.task) == 0) {
+		r = 1;   /* already this task's */
+		if (kind != BC_LEASE_KIND_KEEP && s.rec.persistent != (kind == BC_LEASE_KIND_PERSISTENT)) {
+			struct record rec = s.rec;
+			rec.persistent = kind == BC_LEASE_KIND_PERSISTENT;
+			if (record_write(s.meta_fd, req->label, &rec) == 0)
+				s.rec.persistent = rec.persistent;
+		}
 	} else if (holder) {
-		ret = cmd_fail("profile directory %s/%s is leased by task %s, %s%s%s", o.root, label,
-			       s.rec.task[0] ? s.rec.task : "(none)", pid ? "" : "held (", where, pid ? "" : ")");
+		r = bc_error_set(err, EBUSY, "profile directory %s is leased by task %s, %s%s%s", dir,
+				 s.rec.task[0] ? s.rec.task : "(none)", pid ? "" : "held (", where, pid ? "" : ")");
 	} else if (s.rec.reserved && s.rec.task[0]) {
-		ret = cmd_fail("profile directory %s/%s is leased by task %s (reserved; no sandbox running)",
-			       o.root, label, s.rec.task);
-	} else if (profile_create(s.root_fd, o.root, label, o.uid, o.gid, &err) < 0) {
-		ret = cmd_fail("%s", err.msg);
-	} else {
+		r = bc_error_set(err, EBUSY, "profile directory %s is leased by task %s (reserved; no sandbox "
+				 "running)", dir, s.rec.task);
+	} else if ((r = profile_create(s.root_fd, req->root, req->label, req->uid, req->gid, err)) >= 0) {
 		struct record rec = s.rec;
-		rec.exists = true;
-		rec.persistent = !o.ephemeral;
-		rec.reserved = o.task != NULL;
-		copy_str(rec.task, sizeof rec.task, o.task);
-		rec.pid = 0;
-		int r = record_write(s.meta_fd, label, &rec);
-		if (r < 0)
-			ret = cmd_fail("write the lease record of %s/%s: %s", o.root, label, strerror(-r));
-		else if (o.task)
-			printf("%s: leased by task %s (%s), directory %s/%s\n", label, o.task,
-			       o.ephemeral ? "ephemeral" : "persistent", o.root, label);
-		else
-			printf("%s: prepared (%s, no task reserved), directory %s/%s\n", label,
-			       o.ephemeral ? "ephemeral" : "persistent", o.root, label);
-		if (r == 0 && rec_dirty(&s.rec))
-			fprintf(stderr, "browsercage: warning: %s did not close cleanly last time; "
-				"`run` needs --recover\n", label);
+		bool rebound = false;
+		r = identity_bind(&s, req->root, req->label, dir, req->uid, req->gid, req->recover, &rec,
+				  &rebound, err);
+		if (r == 0) {
+			rec.exists = true;
+			if (kind != BC_LEASE_KIND_KEEP || !s.rec.exists)
+				rec.persistent = kind != BC_LEASE_KIND_EPHEMERAL;
+			rec.reserved = req->task != NULL;
+			copy_str(rec.task, sizeof rec.task, req->task);
+			rec.pid = 0;
+			if ((r = record_write(s.meta_fd, req->label, &rec)) < 0)
+				bc_error_errno(err, -r, "write the lease record of %s", dir);
+			else {
+				/* the state seen before: dirty stays dirty */
+				bool was_dirty = rec_dirty(&s.rec);
+				record_read(s.meta_fd, req->label, &s.rec);
+				if (was_dirty)
+					copy_str(s.rec.state, sizeof s.rec.state, "dirty");
+			}
+		}
 	}
+	if (r >= 0)
+		info_fill(out, req->label, &s.rec, holder, pid);
 	slot_close(&s);
-out:
-	bc_policy_free(&o.p);
-	return ret < 0 ? 0 : ret;
+	return r;
 }
 
-int bc_cmd_release(int argc, char **argv)
+int bc_lease_give_back(const char *root, const char *label, const char *task, bool delete,
+		       struct bc_lease_info *out, bool *deleted, struct bc_error *err)
 {
-	struct cmd_opts o = {0};
-	struct bc_error err = {0};
 	struct slot s;
-	const char *label;
-	int ret = cmd_parse(argc, argv, &o, true, &label);
-	if (ret)
-		goto out;
-	if (slot_open(&s, o.root, label, &err) < 0) {
-		ret = cmd_fail("%s", err.msg);
-		goto out;
-	}
+	int r;
+	*deleted = false;
+	if ((r = slot_open(&s, root, label, err)) < 0)
+		return r;
 	pid_t pid = 0;
 	char where[512];
 	rec_where(&s.rec, where, sizeof where);
+	info_fill(out, label, &s.rec, false, 0);
+	struct stat st;
+	bool dir_exists = fstatat(s.root_fd, label, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (lock_held(s.lock_fd, &pid)) {
 		if (pid)
 			snprintf(where, sizeof where, "pid %ld", (long)pid);
-		ret = cmd_fail("profile directory %s/%s is in use by a running sandbox (task %s, %s); "
-			       "it is released when that sandbox ends", o.root, label,
-			       s.rec.task[0] ? s.rec.task : "(none)", where);
-	} else if (o.task && s.rec.reserved && strcmp(o.task, s.rec.task) != 0) {
-		ret = cmd_fail("profile directory %s/%s is leased by task %s, not %s", o.root, label,
-			       s.rec.task, o.task);
-	} else if (!s.rec.exists) {
-		printf("%s: not leased\n", label);
-	} else if (!s.rec.persistent) {
-		size_t budget = 1000000;
+		r = bc_error_set(err, EBUSY, "profile directory %s/%s is in use by a running sandbox (task %s, "
+				 "%s); it is released when that sandbox ends", root, label,
+				 s.rec.task[0] ? s.rec.task : "(none)", where);
+	} else if (task && s.rec.reserved && strcmp(task, s.rec.task) != 0) {
+		r = bc_error_set(err, EBUSY, "profile directory %s/%s is leased by task %s, not %s", root, label,
+				 s.rec.task, task);
+	} else if (!s.rec.exists && !(delete && dir_exists)) {
+		r = 0;
+	} else if (!s.rec.persistent || delete) {
 		char name[64];
-		int r = rm_tree(s.root_fd, label, 0, &budget);
 		snprintf(name, sizeof name, "%s.json", label);
-		if (r < 0)
-			ret = cmd_fail("delete ephemeral profile %s/%s: %s", o.root, label, strerror(-r));
+		if ((r = bc_rm_tree(s.root_fd, label)) < 0)
+			bc_error_errno(err, -r, "delete %sprofile %s/%s", s.rec.persistent ? "" : "ephemeral ",
+				       root, label);
 		else if (unlinkat(s.meta_fd, name, 0) < 0 && errno != ENOENT)
-			ret = cmd_fail("delete the lease record of %s: %s", label, strerror(errno));
+			r = bc_error_errno(err, errno, "delete the lease record of %s", label);
 		else
-			printf("%s: released; ephemeral profile %s/%s deleted\n", label, o.root, label);
+			*deleted = true;
 	} else {
 		struct record rec = s.rec;
 		rec.reserved = false;
 		rec.task[0] = '\0';
-		int r = record_write(s.meta_fd, label, &rec);
-		if (r < 0)
-			ret = cmd_fail("write the lease record of %s/%s: %s", o.root, label, strerror(-r));
-		else
-			printf("%s: released; persistent profile %s/%s kept\n", label, o.root, label);
+		if ((r = record_write(s.meta_fd, label, &rec)) < 0)
+			bc_error_errno(err, -r, "write the lease record of %s/%s", root, label);
 	}
 	slot_close(&s);
-out:
-	bc_policy_free(&o.p);
-	return ret < 0 ? 0 : ret;
+	return r;
 }
 
-int bc_cmd_list(int argc, char **argv)
+int bc_lease_list(const char *root, struct bc_lease_info **out, size_t *n, struct bc_error *err)
 {
-	struct cmd_opts o = {0};
-	struct bc_error err = {0};
 	struct bc_strv labels = {0};
-	_cleanup_close_ int root_fd = -1;
-	_cleanup_close_ int meta_fd = -1;
-	int ret = cmd_parse(argc, argv, &o, false, NULL);
-	if (ret)
-		goto out;
-	root_fd = root_open(o.root, &err);
-	if (root_fd < 0) {
-		ret = cmd_fail("%s", err.msg);
-		goto out;
-	}
+	*out = NULL;
+	*n = 0;
+	_cleanup_close_ int root_fd = root_open(root, err);
+	if (root_fd < 0)
+		return root_fd;
 	/* Labels: profile directories, and records whose directory is gone. */
 	for (int pass = 0; pass < 2; pass++) {
 		int fd = openat(root_fd, pass ? ".leases" : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1047,14 +1286,17 @@ int bc_cmd_list(int argc, char **argv)
 	}
 	if (labels.n)
 		qsort(labels.v, labels.n, sizeof *labels.v, name_cmp);
-	meta_fd = openat(root_fd, ".leases", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (!o.json)
-		printf("%-40s %-10s %-9s %-20s %s\n", "LABEL", "KIND", "STATE", "TASK", "PID");
+	_cleanup_close_ int meta_fd = openat(root_fd, ".leases", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct bc_lease_info *v = labels.n ? calloc(labels.n, sizeof *v) : NULL;
+	if (labels.n && !v) {
+		bc_strv_free(&labels);
+		return bc_error_set(err, ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < labels.n; i++) {
-		struct record rec = { .persistent = true };
+		struct record rec = REC_INIT;
 		pid_t holder = 0;
 		bool held = false;
-		char name[64], where[520] = "";
+		char name[64];
 		if (meta_fd >= 0) {
 			record_read(meta_fd, labels.v[i], &rec);
 			snprintf(name, sizeof name, "%s.lock", labels.v[i]);
@@ -1064,45 +1306,46 @@ int bc_cmd_list(int argc, char **argv)
 				close(lfd);
 			}
 		}
-		/* Held where its pid means nothing here (another pid namespace:
-		 * the lock shows, its pid does not) or where its lock does not
-		 * show (another node or boot): say where, from the record. */
-		bool there = held ? holder == 0 : rec_held_elsewhere(&rec);
-		if (there) {
-			char w[500];
-			rec_where(&rec, w, sizeof w);
-			snprintf(where, sizeof where, "(%s)", w);
-		}
-		const char *state = there ? "held" : held ? "running" : rec_dirty(&rec) ? "dirty"
-				    : rec.reserved ? "reserved" : rec.exists && rec.state[0] ? rec.state : "free";
-		if (o.json) {
-			struct bc_json j;
-			bc_json_init(&j);
-			bc_json_str(&j, "label", labels.v[i]);
-			bc_json_bool(&j, "persistent", rec.persistent);
-			bc_json_str(&j, "state", state);
-			bc_json_str(&j, "task", rec.task[0] ? rec.task : NULL);
-			bc_json_bool(&j, "reserved", rec.reserved);
-			bc_json_int(&j, "pid", holder);
-			if (there) {
-				char w[400];
-				bc_node_describe(&rec.node, w, sizeof w);
-				bc_json_str(&j, "held_at", w);
-				bc_json_str(&j, "host", rec.node.host[0] ? rec.node.host : NULL);
-				bc_json_str(&j, "boot_id", rec.node.boot_id[0] ? rec.node.boot_id : NULL);
-				bc_json_str(&j, "pod", rec.node.pod[0] ? rec.node.pod : NULL);
-				bc_json_int(&j, "pid_there", rec.pid);
-			}
-			const char *t = bc_json_text(&j);
-			printf("%s\n", t ? t : "{}");
-			bc_json_free(&j);
-		} else
-			printf("%-40s %-10s %-9s %-20s %ld%s%s\n", labels.v[i],
-			       rec.persistent ? "persistent" : "ephemeral", state, rec.task[0] ? rec.task : "-",
-			       (long)holder, where[0] ? " " : "", where);
+		info_fill(&v[i], labels.v[i], &rec, held, holder);
 	}
-out:
+	*out = v;
+	*n = labels.n;
 	bc_strv_free(&labels);
-	bc_policy_free(&o.p);
-	return ret < 0 ? 0 : ret;
+	return 0;
+}
+
+int bc_profile_root_open(const char *root, struct bc_error *err)
+{
+	return root_open(root, err);
+}
+
+int bc_profile_meta_open(int root_fd, const char *root, const char *name, struct bc_error *err)
+{
+	return meta_open(root_fd, root, name, err);
+}
+
+int bc_lease_peek(int root_fd, const char *label, struct bc_lease_info *out, int *lock_fd)
+{
+	*lock_fd = -1;
+	_cleanup_close_ int meta_fd = openat(root_fd, ".leases", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct record rec = REC_INIT;
+	pid_t holder = 0;
+	bool held = false;
+	if (meta_fd >= 0) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.lock", label);
+		int lfd = openat(meta_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (lfd >= 0) {
+			/* hold the update mutex: no lease starts while the caller looks */
+			if (lock_byte(lfd, F_SETLKW, F_WRLCK, LOCK_MUTEX) < 0) {
+				close(lfd);
+				return -EAGAIN;
+			}
+			held = lock_held(lfd, &holder);
+			*lock_fd = lfd;
+		}
+		record_read(meta_fd, label, &rec);
+	}
+	info_fill(out, label, &rec, held, holder);
+	return 0;
 }

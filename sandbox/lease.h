@@ -12,9 +12,17 @@
  *   <root>/.leases/<label>.json  the lease record: reservation (task),
  *                                ephemeral/persistent, state of the last
  *                                sandbox (running, clean, dirty)
+ *                                and who created it (creator_uid, _host,
+ *                                _boot_id, created), and the profile's
+ *                                identity (profile_id, dev, ino)
+ *   <root>/<label>/.browsercage-profile  the identity marker: the same id,
+ *                                with the root, label and owner
+ *   <root>/.tasks/<task>.lock    byte 0 held by the supervisor of the live
+ *                                sandbox of that task; <task>.json names it
  *   <root>/.attempts/<task>      append-only attempt log, one JSON line per
  *                                attempt, each naming the previous one
  *   <root>/templates/<name>/     authenticated profile snapshots
+ *   <root>/.templates/<name>.json  their records (template.h)
  * Nothing but the profile directory itself is ever mounted into a sandbox,
  * so a sandbox cannot forge its own lease record or clean-close marker. */
 #pragma once
@@ -23,6 +31,7 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "node.h"
 #include "policy.h"
 #include "util.h"
 
@@ -101,3 +110,63 @@ int bc_downloads_scan(const char *dir, struct bc_json *j);
  * downloads evidence of downloads_dir (NULL: none retained). */
 int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *profile,
 		      const char *downloads_dir);
+
+/* The identity marker in a labelled profile directory (lease.c). */
+#define BC_PROFILE_MARKER ".browsercage-profile"
+
+/* --profile-dir DIR: refuse a DIR whose marker shows it is a labelled
+ * profile (use --profile) or a copy of one whose lease still binds that
+ * identity to another directory. A DIR without a marker passes. */
+int bc_profile_identity_check(const char *dir, struct bc_error *err);
+
+/* A task runs in one sandbox at a time under a profile root: take the
+ * task's lock (a POSIX record lock on <root>/.tasks/<task>.lock, dropped
+ * by the kernel when the caller dies) and record who holds it. Returns the
+ * fd holding it (close it to release), or -errno with a message naming the
+ * live session that holds the task. */
+int bc_task_lock(const char *root, const char *task, const char *session, const char *label,
+		 struct bc_error *err);
+
+/* What `lease`, `release` and `list` show of one label. */
+struct bc_lease_info {
+	char label[41];
+	char task[65];
+	bool exists, reserved, persistent;
+	char state[16];         /* running, held, reserved, clean, dirty, free */
+	int64_t pid;            /* the holder's pid here, 0: none or not visible */
+	bool there;             /* held where its pid means nothing here */
+	char where[520];        /* then: "host H, boot B…, pid P there" */
+	struct bc_node node;    /* where the record was last written */
+	int64_t pid_there;
+	int64_t creator_uid;    /* -1: unknown (a record older than the field) */
+	char creator_host[65], creator_boot_id[37], created[32];
+};
+
+enum bc_lease_kind { BC_LEASE_KIND_KEEP, BC_LEASE_KIND_PERSISTENT, BC_LEASE_KIND_EPHEMERAL };
+
+/* `browsercage lease`: reserve req->label for req->task (NULL: only create
+ * the directory and set the kind). kind KEEP keeps an existing lease's
+ * kind (a new one is persistent). Returns 0, 1 when the task already held
+ * it, or -errno. */
+int bc_lease_reserve(const struct bc_lease_req *req, enum bc_lease_kind kind, struct bc_lease_info *out,
+		     struct bc_error *err);
+/* `browsercage release`: end the reservation (task: only that task's);
+ * delete the profile and its record if ephemeral or del. out->exists false:
+ * there was nothing to release. Refused while a sandbox holds it. */
+int bc_lease_give_back(const char *root, const char *label, const char *task, bool del,
+		       struct bc_lease_info *out, bool *deleted, struct bc_error *err);
+/* `browsercage list`: every label under root, sorted; free(*v). */
+int bc_lease_list(const char *root, struct bc_lease_info **v, size_t *n, struct bc_error *err);
+/* Look at label under an open root while holding its update mutex (so no
+ * lease starts meanwhile): *lock_fd holds it (-1 if the label never had a
+ * lease; close it to let go). */
+int bc_lease_peek(int root_fd, const char *label, struct bc_lease_info *out, int *lock_fd);
+
+/* The profile root, opened as lease.c does (created if missing; owned by
+ * the caller or root, writable by nobody else), and a private metadata
+ * directory under it. */
+int bc_profile_root_open(const char *root, struct bc_error *err);
+int bc_profile_meta_open(int root_fd, const char *root, const char *name, struct bc_error *err);
+
+/* Remove the tree name in dfd without following any symlink (bounded). */
+int bc_rm_tree(int dfd, const char *name);

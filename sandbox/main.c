@@ -21,6 +21,7 @@
 #include "quota.h"
 #include "relay.h"
 #include "ruleset.h"
+#include "template.h"
 
 #define BC_EXIT_POLICY 2     /* `check`: a policy has errors */
 
@@ -39,6 +40,7 @@ static void usage(FILE *out)
 		"       browsercage check FILE...     lint policies; exit 2 on any error\n"
 		"       browsercage explain FILE      effective policy and the nft ruleset\n"
 		"       browsercage lease|release LABEL [--task ID], list\n"
+		"       browsercage template save LABEL NAME | list | rm NAME\n"
 		"       browsercage ps [--json], revoke SESSION, gc [--cgroup-parent PATH]\n"
 		"       browsercage doctor [--policy FILE] [--json]\n"
 		"       browsercage prepare --policy FILE [--profile LABEL] [--assignment FILE]\n"
@@ -125,7 +127,7 @@ static int cmd_run(int argc, char **argv)
 	struct bc_launch l = { .profile_fd = -1, .audit = &audit };
 	struct bc_policy p = {0};
 	struct bc_error err = {0};
-	int cli_fds[64], n_cli_fds = 0, c, ret;
+	int cli_fds[64], n_cli_fds = 0, c, ret, task_fd = -1;
 	uint64_t ttl = 0;
 
 	optind = 1;
@@ -268,6 +270,12 @@ static int cmd_run(int argc, char **argv)
 		l.profile_dir = lease.dir;
 		l.profile_label = lease.label;
 	}
+	/* A task runs in one sandbox at a time under a profile root. */
+	if (l.task_id && (label || access(root, F_OK) == 0) &&
+	    (task_fd = bc_task_lock(root, l.task_id, l.session_id, label, &err)) < 0) {
+		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+		goto out;
+	}
 	/* Every attempt gets its own id; a task's attempts are chained in an
 	 * append-only log under the profile root (when there is one). */
 	if (bc_attempt_begin(label || (l.task_id && access(root, F_OK) == 0) ? root : NULL, l.task_id,
@@ -326,32 +334,20 @@ static int cmd_run(int argc, char **argv)
 			fcntl(l.pass_fds[i], F_SETFD, fl & ~FD_CLOEXEC);
 	}
 
-	if (l.profile_dir && bc_launch_open_profile(&l, &err) < 0) {
+	if (l.profile_dir && ((!label && bc_profile_identity_check(l.profile_dir, &err) < 0) ||
+			      bc_launch_open_profile(&l, &err) < 0)) {
 		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
 		goto out;
 	}
 	/* --template: the profile is an overlay over a snapshot, checked like a
 	 * profile directory (owner, mode, no symlink in the path). */
 	if (template_name) {
-		snprintf(tdir, sizeof tdir, "%s/templates/%s", root, template_name);
-		int fd = bc_profile_open(tdir, l.profile_uid, &err);
-		if (fd < 0) {
-			ret = errorf(BC_EXIT_LAUNCHER, "--template %s: %s", template_name, err.msg);
-			goto out;
-		}
-		/* Copy-up keeps owner and group: both must map into the sandbox
-		 * (the whole tree; the top is checked here). */
-		struct stat tst;
-		gid_t tgid = l.profile_gid;
-		if (fstat(fd, &tst) < 0 || tst.st_gid != tgid) {
-			close(fd);
-			ret = errorf(BC_EXIT_LAUNCHER, "--template %s: %s must belong to group %u, as every file "
-				     "in it (chown -R %u:%u %s)", template_name, tdir, (unsigned)tgid,
-				     (unsigned)l.profile_uid, (unsigned)tgid, tdir);
+		if (bc_template_open(root, template_name, l.profile_uid, l.profile_gid, &audit, &l.template_fd,
+				     tdir, sizeof tdir, &err) < 0) {
+			ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
 			goto out;
 		}
 		l.template_dir = tdir;
-		l.template_fd = fd;
 	}
 	/* The disk bound: a project quota on an assigned profile (refused here
 	 * when it cannot be enforced and limits are required); a template's
@@ -383,6 +379,8 @@ out:
 	bc_lease_release(&lease, !launched || l.clean, &audit);
 	if (l.template_dir && l.template_fd >= 0)
 		close(l.template_fd);
+	if (task_fd >= 0)
+		close(task_fd);
 	bc_audit_close(&audit);
 	bc_launch_free(&l);
 	free(l.pass_fds);
@@ -470,6 +468,7 @@ int main(int argc, char **argv)
 	static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
 		{ "run", cmd_run }, { "check", cmd_check }, { "explain", cmd_explain },
 		{ "lease", bc_cmd_lease }, { "release", bc_cmd_release }, { "list", bc_cmd_list },
+		{ "template", bc_cmd_template },
 		{ "ps", bc_cmd_ps }, { "revoke", bc_cmd_revoke }, { "gc", bc_cmd_gc },
 		{ "doctor", bc_cmd_doctor }, { "prepare", bc_cmd_prepare },
 	};

@@ -202,6 +202,10 @@ never "...and an RFC 1918 address" rfc1918 connected
 never "...and the host's own address (input hook)" host-addr connected
 
 # ---- clean-up ------------------------------------------------------------
+# A veth slot keeps its host table for its next use and the kernel removes
+# each pair with its sandbox's netns, after the launcher returned: gc
+# removes what slots nobody holds still have, and returns once it is gone.
+check "browsercage gc in the fake host" nsenter --net=/run/netns/$H "$BC" gc
 check "no bc_uplink table left in the fake host" bash -c "! ip netns exec $H nft list tables | grep -q bc_uplink"
 check "no veth left in the fake host" bash -c "! ip netns exec $H ip -br link | grep -q '^bc[0-9a-f]\{8\}'"
 # (only the pastas of this test: they run in H, where its launchers ran;

@@ -128,13 +128,16 @@ for who in root "$TEST_USER"; do
 	holder=$!
 	wait_for [ -e "$R/dead/started" ]
 	out=$(bc list --profile-root "$R" 2>&1)
-	check "$who: list shows the live holder" grep -q "^dead .* running .*td *$holder$" <<<"$out"
+	check "$who: list shows the live holder" grep -q "^dead .* running .*td *$holder " <<<"$out"
 	kill -9 "$holder"; wait "$holder" 2>/dev/null
 	no_sleeper() { ! pgrep -u "$owner" -f 'sleep 300' >/dev/null; }
 	wait_for no_sleeper
 	out=$(run --profile dead --task td -- /bin/true 2>&1)
 	check "$who: after the holder was killed, the profile is refused as dirty" grep -q "did not close cleanly.*--recover" <<<"$out"
 	check "$who: ...not as leased (the lease is free)" ! grep -q "is leased" <<<"$out"
+	check "$who: ...nor is its task held (the task lock died with it)" ! grep -q "already running" <<<"$out"
+	out=$(bc template save dead fromdead --profile-root "$R" 2>&1)
+	check "$who: template save of a profile that did not close cleanly is refused" grep -q "did not close cleanly" <<<"$out"
 	out=$(bc list --profile-root "$R" 2>&1)
 	check "$who: list shows it dirty" grep -q "^dead .* dirty " <<<"$out"
 	check "$who: --recover takes it (another task may: no reservation)" run --profile dead --task td2 --recover -- /bin/true
@@ -236,6 +239,108 @@ more" ]
 	check "$who: a template whose group is not the sandbox's is refused" grep -q "chown -R $owner:$ogroup" <<<"$out"
 	out=$(run --template nosuch -- /bin/true 2>&1)
 	check "$who: a missing template is refused" grep -q "templates/nosuch" <<<"$out"
+
+	# A task runs in one sandbox at a time under the root, whatever its
+	# labels; its lock dies with it.
+	if [ "$who" = root ]; then cuid=0; else cuid=$TEST_UID; fi
+	rm -f "$SCRATCH/chan/tgo-$who"
+	run --profile tl1 --task dup -- /bin/sh -c 'echo up; i=0; while [ ! -e '"$SCRATCH/chan/tgo-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' >"$SCRATCH/dup1" 2>&1 &
+	d1=$!
+	wait_for grep -q up "$SCRATCH/dup1"
+	out=$(run --profile tl2 --task dup -- /bin/sh -c 'echo STARTED' 2>&1)
+	check "$who: a second sandbox of a live task (another label) is refused, naming the live session" \
+		grep -q "task dup is already running under profile root $R (session [0-9a-f]\{32\}, pid [1-9][0-9]*, label tl1, since " <<<"$out"
+	check "$who: ...and did not start" ! grep -q STARTED <<<"$out"
+	out=$(run --task dup -- /bin/sh -c 'echo STARTED' 2>&1)
+	check "$who: ...so is one on a fresh profile" grep -q "task dup is already running" <<<"$out"
+	out=$(bc template save tl1 busy --profile-root "$R" 2>&1)
+	check "$who: template save of a running profile is refused" grep -q "in use by a running sandbox" <<<"$out"
+	touch "$SCRATCH/chan/tgo-$who"; wait "$d1"
+	check "$who: once it ended, the task runs again" run --profile tl2 --task dup -- /bin/true
+
+	# Lease records: creator, kind; old records still read.
+	check "$who: lease --ephemeral without a task" bc lease kinds --ephemeral --profile-root "$R"
+	out=$(bc list --profile-root "$R" 2>&1)
+	check "$who: list shows the kind and the creator" grep -q "^kinds  *ephemeral .* uid $cuid@$(uname -n) " <<<"$out"
+	bc lease kinds --profile-root "$R" >/dev/null 2>&1
+	out=$(bc list --profile-root "$R" 2>&1)
+	check "$who: leasing again without a kind keeps it" grep -q "^kinds  *ephemeral " <<<"$out"
+	check "$who: lease --persistent makes it persistent" bc lease kinds --persistent --profile-root "$R"
+	out=$(bc list --json --profile-root "$R" 2>&1)
+	check "$who: list --json names creator uid, host, boot id and time" python3 -c '
+import json, sys
+r = [json.loads(l) for l in sys.stdin if json.loads(l)["label"] == "kinds"][0]
+b = open("/proc/sys/kernel/random/boot_id").read().strip()
+assert r["kind"] == "persistent" and r["persistent"] is True, r
+assert r["creator_uid"] == int(sys.argv[1]) and r["creator_boot_id"] == b and r["created"], r
+' "$cuid" <<<"$out"
+	mkdir -m 700 "$R/oldrec"; chown "$owner:$ogroup" "$R/oldrec"
+	printf '{"label":"oldrec","persistent":false,"state":"clean","pid":0}' >"$R/.leases/oldrec.json"
+	chown "$(stat -c %u "$R/.leases")" "$R/.leases/oldrec.json"; chmod 600 "$R/.leases/oldrec.json"
+	out=$(bc list --profile-root "$R" 2>&1)
+	check "$who: a record older than the creator fields still reads" grep -q "^oldrec  *ephemeral  *clean .* ? *? *$" <<<"$out"
+	check "$who: ...and its profile runs" run --profile oldrec -- /bin/true
+
+	# release --delete deletes one persistent profile.
+	check "$who: lease a persistent label" bc lease gone --task g1 --profile-root "$R"
+	run --profile gone --task g1 -- /bin/sh -c 'echo x >"$BROWSERCAGE_PROFILE/f"' 2>/dev/null
+	out=$(bc release gone --delete --profile-root "$R" 2>&1)
+	check "$who: release --delete deletes a persistent profile" eval '[ ! -e "$R/gone" ] && grep -q "deleted" <<<"$out"'
+	out=$(bc list --profile-root "$R" 2>&1)
+	check "$who: ...and its record" ! grep -q "^gone " <<<"$out"
+
+	# A profile's identity: a copy elsewhere (cp -a) is refused.
+	run --profile orig --task o1 -- /bin/sh -c 'echo secret >"$BROWSERCAGE_PROFILE/Cookies"' 2>/dev/null
+	as "$who" cp -a "$R/orig" "$R/copy"
+	mkdir -m 755 "$SCRATCH/away-$who"; chown "$owner" "$SCRATCH/away-$who"
+	as "$who" cp -a "$R/orig" "$SCRATCH/away-$who/copy"
+	out=$(run --profile copy -- /bin/sh -c 'echo STARTED' 2>&1)
+	check "$who: a cp -a copy run with --profile is refused as a copy" \
+		eval 'grep -q "profile directory $R/copy is a copy of the leased profile $R/orig" <<<"$out" && ! grep -q STARTED <<<"$out"'
+	out=$(run --profile-dir "$SCRATCH/away-$who/copy" -- /bin/sh -c 'echo STARTED' 2>&1)
+	check "$who: a cp -a copy run with --profile-dir is refused as a copy" \
+		eval 'grep -q "is a copy of the leased profile $R/orig.*remove .*/.browsercage-profile" <<<"$out" && ! grep -q STARTED <<<"$out"'
+	out=$(run --profile-dir "$R/orig" -- /bin/true 2>&1)
+	check "$who: the labelled profile run with --profile-dir is sent to --profile" grep -q "is the labelled profile orig of $R: run with --profile orig" <<<"$out"
+	as "$who" mv "$R/orig" "$SCRATCH/away-$who/orig"; as "$who" cp -a "$SCRATCH/away-$who/orig" "$R/orig"
+	out=$(run --profile orig --task o1 -- /bin/true 2>&1)
+	check "$who: a labelled profile replaced by a copy is refused" grep -q "is not the directory leased as orig" <<<"$out"
+	check "$who: ...until --recover binds the new one" run --profile orig --task o1 --recover -- /bin/true
+	rm -f "$R/copy/.browsercage-profile"
+	check "$who: a copy without its marker is a new profile" run --profile copy -- /bin/true
+
+	# Templates as objects: save, list, fork, expiry, rm, audited.
+	run --profile tsrc --task ts -- /bin/sh -c 'mkdir -p "$BROWSERCAGE_PROFILE/Default" && echo session-42 >"$BROWSERCAGE_PROFILE/Default/Cookies"' 2>/dev/null
+	check "$who: lease the source for a task" bc lease tsrc --task ts --profile-root "$R"
+	out=$(bc template save tsrc saved --profile-root "$R" --audit "$AUD" 2>&1)
+	check "$who: template save of a leased label is refused" grep -q "is leased by task ts; .browsercage release tsrc. first" <<<"$out"
+	check "$who: ...audited" grep -q '"event":"template",.*"action":"refused","name":"saved","label":"tsrc"' "$AUD"
+	bc release tsrc --profile-root "$R" >/dev/null
+	check "$who: template save from a clean, closed label" bc template save tsrc saved --expires 1h --profile-root "$R" --audit "$AUD"
+	check "$who: ...audited as save" grep -q '"event":"template",.*"action":"save","name":"saved","label":"tsrc"' "$AUD"
+	check "$who: ...owned by the profile owner, without the identity marker" \
+		eval '[ "$(stat -c %u:%g "$R/templates/saved/Default/Cookies")" = "$owner:$ogroup" ] && [ ! -e "$R/templates/saved/.browsercage-profile" ]'
+	out=$(bc template save tsrc saved --profile-root "$R" 2>&1)
+	check "$who: saving over an existing template is refused" grep -q "template saved exists" <<<"$out"
+	out=$(bc template list --profile-root "$R" 2>&1)
+	check "$who: template list shows name, size, created, expiry and source label" \
+		grep -q "^saved  *[1-9][0-9]* 20[0-9-]*T[0-9:]*Z 20[0-9-]*T[0-9:]*Z valid  *tsrc$" <<<"$out"
+	out=$(run --template saved -- /bin/sh -c 'cat "$BROWSERCAGE_PROFILE/Default/Cookies"' 2>&1)
+	check "$who: a fork of a saved template has the label's state" [ "$out" = session-42 ]
+	check "$who: ...audited as fork" grep -q '"event":"template",.*"action":"fork","name":"saved","label":"tsrc"' "$AUD"
+	check "$who: a template that expires in a second" bc template save tsrc brief --expires 1s --profile-root "$R"
+	expired() { bc template list --profile-root "$R" 2>/dev/null | grep -q "^brief .* expired  *tsrc$"; }
+	wait_for expired
+	out=$(run --template brief -- /bin/sh -c 'echo STARTED' 2>&1)
+	check "$who: a fork of an expired template is refused with the reason" \
+		eval 'grep -q "template brief: the template expired at .* (saved from label tsrc" <<<"$out" && ! grep -q STARTED <<<"$out"'
+	check "$who: ...audited" grep -q '"event":"template",.*"action":"refused","name":"brief".*expired' "$AUD"
+	check "$who: template rm" bc template rm brief --profile-root "$R" --audit "$AUD"
+	out=$(bc template list --profile-root "$R" 2>&1)
+	check "$who: ...gone from disk and from the list" eval '[ ! -e "$R/templates/brief" ] && ! grep -q "^brief " <<<"$out"'
+	check "$who: ...audited as rm" grep -q '"event":"template",.*"action":"rm","name":"brief"' "$AUD"
+	out=$(bc template rm brief --profile-root "$R" 2>&1)
+	check "$who: removing a missing template is refused" grep -q "no template brief" <<<"$out"
 
 	# The audit log: every line is JSON; one run's records join by session.
 	check "$who: every audit line parses as JSON" json_ok "$AUD"

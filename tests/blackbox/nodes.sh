@@ -110,7 +110,7 @@ check "pidns: list in another pid namespace shows a live lease as held there, no
 out=$(unshare --pid --fork --mount-proc "$BC" run --policy "$POL" --profile-root "$R" --profile pidns -- /bin/true 2>&1)
 check "pidns: run there refuses it, naming where it is held" grep -Eq "is leased by task t-pid, held \(host .*pid [0-9]+ there\)" <<<"$out"
 out=$("$BC" list --profile-root "$R" 2>&1)
-check "pidns: from the parent namespace (which sees its pid) it is running" grep -Eq "^pidns .* running .*t-pid +[1-9][0-9]*$" <<<"$out"
+check "pidns: from the parent namespace (which sees its pid) it is running" grep -Eq "^pidns .* running .*t-pid +[1-9][0-9]* " <<<"$out"
 touch "$SCRATCH/chan/stop"
 wait "$holder"; rc=$?
 check "pidns: the holder ended cleanly ($rc)" [ $rc = 0 ]

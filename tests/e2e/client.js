@@ -95,6 +95,47 @@ const steps = {
 		out({ name: download.suggestedFilename(), file, kept, sha256, failure });
 	},
 
+	// A download the site names (Content-Disposition), left under the
+	// GUID name Chromium saved it as; a copy saved under another name;
+	// and the page driven as usual (goto, evaluate, close) on the way.
+	async 'site-download'(dir, url) {
+		const { chromium } = load('playwright-core');
+		const ctx = await chromium.launchPersistentContext(dir, {
+			executablePath: wrapper, acceptDownloads: true,
+			downloadsPath: path.join(dir, 'Downloads'),
+		});
+		const page = ctx.pages()[0] || await ctx.newPage();
+		await page.goto(url);
+		const evaluated = await page.evaluate(() => 6 * 7);
+		const title = await page.title();
+		const [download] = await Promise.all([page.waitForEvent('download'), page.click('#dl')]);
+		const file = await download.path();
+		await download.saveAs(path.join(dir, 'Downloads', 'kept.csv'));
+		const after = await page.evaluate(() => document.getElementById('dl').textContent);
+		await ctx.close();
+		out({ name: download.suggestedFilename(), file, evaluated, title, after });
+	},
+
+	// The same download with Puppeteer over its port transport, saved
+	// under its GUID as Playwright has it (Browser.setDownloadBehavior).
+	async 'pp-site-download'(dir, url) {
+		const puppeteer = load('puppeteer-core');
+		const browser = await puppeteer.launch({ executablePath: wrapper, headless: true, userDataDir: dir });
+		const page = await browser.newPage();
+		const cdp = await browser.target().createCDPSession();
+		await cdp.send('Browser.setDownloadBehavior', { behavior: 'allowAndName',
+			downloadPath: path.join(dir, 'Downloads'), eventsEnabled: true });
+		const done = new Promise((res) => cdp.on('Browser.downloadProgress', (e) => {
+			if (e.state !== 'inProgress') res(e);
+		}));
+		await page.goto(url);
+		await page.click('#dl');
+		const e = await done;
+		const evaluated = await page.evaluate(() => 6 * 7);
+		await browser.close();
+		out({ file: path.join(dir, 'Downloads', e.guid), state: e.state, evaluated });
+	},
+
 	// A page on a site the policy does not allow.
 	async 'goto'(url) {
 		const { chromium } = load('playwright-core');

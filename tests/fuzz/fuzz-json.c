@@ -17,8 +17,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct rec {
-	char session[33], task[65], label[41], path[256];
-	int64_t pid, start;
+	char session[33], task[65], label[41], path[256], host[65];
+	int64_t pid, start, ino;
 	bool flag;
 };
 
@@ -27,6 +27,7 @@ struct rec {
 	BC_REC_I("pid_start", &(r)->start, false), BC_REC_S("task", (r)->task, false), \
 	BC_REC_S("label", (r)->label, false), BC_REC_S("profile", (r)->path, false), \
 	BC_REC_B("persistent", &(r)->flag, false), { .key = "doctor", .type = BC_REC_ANY }, \
+	BC_REC_S("creator_host", (r)->host, false), BC_REC_I("ino", &(r)->ino, false), \
 }
 
 static void check_fits(const char *s, size_t size)
@@ -45,13 +46,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_fits(a.task, sizeof a.task);
 		check_fits(a.label, sizeof a.label);
 		check_fits(a.path, sizeof a.path);
+		check_fits(a.host, sizeof a.host);
 		char *text = bc_rec_format(fa, ARRAY_SIZE(fa));
 		if (!text)
 			abort();
 		if (bc_rec_parse(text, strlen(text), "again", fb, ARRAY_SIZE(fb), NULL) != 0)
 			abort();   /* what we write must read back */
 		if (strcmp(a.session, b.session) || strcmp(a.task, b.task) || strcmp(a.label, b.label) ||
-		    strcmp(a.path, b.path) || a.pid != b.pid || a.start != b.start || a.flag != b.flag)
+		    strcmp(a.path, b.path) || strcmp(a.host, b.host) || a.pid != b.pid || a.start != b.start ||
+		    a.ino != b.ino || a.flag != b.flag)
 			abort();   /* as the same values */
 		char *again = bc_rec_format(fb, ARRAY_SIZE(fb));
 		if (!again || strcmp(text, again) != 0)

@@ -1,0 +1,53 @@
+/* template.h: templates as objects. A template is an authenticated
+ * profile snapshot, <root>/templates/<name>/, that `run --template NAME`
+ * forks (the read-only lower layer of an overlay). `template save` makes
+ * one from a clean, closed labelled profile; its record,
+ * <root>/.templates/<name>.json (json.h), names the source label, when and
+ * by whom it was made, its size and its expiry, after which forks are
+ * refused. A template without a record (made by hand) has no expiry. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "audit.h"
+#include "util.h"
+
+struct bc_template_info {
+	char name[41];
+	char label[41];         /* the label it was saved from, "" unknown */
+	char created[32];       /* RFC 3339 UTC, "" unknown */
+	int64_t expires_at;     /* unix seconds, 0: never */
+	int64_t creator_uid;    /* -1 unknown */
+	uint64_t size, files;   /* apparent bytes and entries copied */
+	bool expired;
+	bool recorded;          /* has a record (made by `template save`) */
+};
+
+/* Open the audit log for a template command (path NULL: records dropped),
+ * with a session id of its own. */
+int bc_template_audit_open(struct bc_audit *a, const char *path, struct bc_error *err);
+
+/* Save <root>/<label> as <root>/templates/<name>: refused while the label
+ * is leased (held, reserved) or did not close cleanly, or when the
+ * template exists. The copy is built in a temporary directory beside it
+ * and renamed into place, owned by uid:gid (as root; else the caller),
+ * no symlink followed, the identity marker left out. expires_at 0: never.
+ * Audited ("template", action save or refused). */
+int bc_template_save(const char *root, const char *label, const char *name, int64_t expires_at, uid_t uid,
+		     gid_t gid, struct bc_audit *a, struct bc_template_info *out, struct bc_error *err);
+
+/* Every template under root, sorted by name; free(*v). */
+int bc_template_list(const char *root, struct bc_template_info **v, size_t *n, struct bc_error *err);
+
+/* Delete a template and its record (audited: action rm). */
+int bc_template_rm(const char *root, const char *name, struct bc_audit *a, struct bc_error *err);
+
+/* run --template NAME: refuse an expired template (or one whose record
+ * cannot be read) with the reason, then open and check it as a profile
+ * directory owned by uid, group gid (bc_profile_open). *fd: its O_PATH
+ * fd; dir receives its path. Audited (action fork or refused). */
+int bc_template_open(const char *root, const char *name, uid_t uid, gid_t gid, struct bc_audit *a, int *fd,
+		     char *dir, size_t dirlen, struct bc_error *err);
