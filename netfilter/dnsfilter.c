@@ -46,6 +46,7 @@
 #include "caps.h"
 #include "dns.h"
 #include "dnsfilter.h"
+#include "nflog.h"
 #include "seccomp.h"
 #include "nft.h"
 #include "ruleset.h"
@@ -93,10 +94,20 @@ struct pending {
 	struct bc_dns_query_decision d;
 };
 
+/* A refusal written once: its repeats go to the supervisor as a count. */
+#define SEEN_MAX 256
+struct seen {
+	uint16_t qtype;
+	char name[BC_NFLOG_NAME_MAX + 1];
+};
+
 struct filter {
 	const struct bc_policy *p;
 	struct bc_dns_allow allow;           /* p->allow_domains, prepared */
 	int udp, tcp, nft, status;
+	int pins;                    /* pin messages to the supervisor, or -1 */
+	struct seen *seen;           /* SEEN_MAX refusals written (name, type) */
+	size_t n_seen;
 	int chan;                   /* the sockets come through here later, or -1 */
 	struct bc_audit audit;
 	struct bc_cidr up[MAX_UPSTREAM];
@@ -361,6 +372,17 @@ static void upstream_answer(struct filter *f, struct pending *s, const uint8_t *
 			return;
 		}
 	}
+	/* the supervisor learns which name each address came from (it names
+	 * the connections); a full pipe loses the message, never blocks us */
+	for (size_t i = 0; f->pins >= 0 && i < r->n_addrs; i++) {
+		struct bc_nflog_pin_msg m;
+		bc_nflog_pin_pack(&m, r->addrs[i].family, r->addrs[i].addr, r->addrs[i].timeout,
+				  s->d.name);
+		if (m.name_len && write(f->pins, &m, sizeof m) < 0 && errno == EPIPE) {
+			close(f->pins);
+			f->pins = -1;
+		}
+	}
 	reply(f, &s->c, (size_t)n);
 	audit_dns(f, &s->d, s->c.conn >= 0, r->n_dropped ? "rebinding_dropped" : "allowed",
 		  r->n_dropped ? "answer address in a denied range" : "ok", r);
@@ -420,6 +442,31 @@ static void upstream_io(struct filter *f, struct pending *s, short revents)
 
 /* ---- queries ------------------------------------------------------------------ */
 
+/* A refusal of a name and type already refused (and written) in this
+ * session is counted by the supervisor instead of written again (Chromium
+ * asks again and again for what it does not get): true if the supervisor
+ * took it. The first of each is written; names past SEEN_MAX, names too
+ * long for a message, and any refusal the pipe cannot take are written. */
+static bool refusal_repeat(struct filter *f, const struct bc_dns_query_decision *d)
+{
+	size_t n = strlen(d->name);
+	if (f->pins < 0 || !f->seen || n == 0 || n > BC_NFLOG_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < f->n_seen; i++) {
+		if (f->seen[i].qtype != d->qtype || strcmp(f->seen[i].name, d->name) != 0)
+			continue;
+		struct bc_nflog_pin_msg m;
+		bc_nflog_pin_pack(&m, 0, NULL, 0, d->name);
+		return write(f->pins, &m, sizeof m) == (ssize_t)sizeof m;
+	}
+	if (f->n_seen < SEEN_MAX) {
+		f->seen[f->n_seen].qtype = d->qtype;
+		memcpy(f->seen[f->n_seen].name, d->name, n + 1);
+		f->n_seen++;
+	}
+	return false;
+}
+
 static void query(struct filter *f, const struct client *c, const uint8_t *q, size_t len)
 {
 	struct bc_dns_query_decision *d = f->scratch;
@@ -439,8 +486,9 @@ static void query(struct filter *f, const struct client *c, const uint8_t *q, si
 	}
 	if (d->action == BC_DNS_REFUSE || len > QUERY_MAX) {
 		reply_rcode(f, c, d, true);
-		audit_dns(f, d, c->conn >= 0, "refused",
-			  d->action == BC_DNS_REFUSE ? bc_dns_reason_str(d->reason) : "too long", NULL);
+		if (!refusal_repeat(f, d))
+			audit_dns(f, d, c->conn >= 0, "refused",
+				  d->action == BC_DNS_REFUSE ? bc_dns_reason_str(d->reason) : "too long", NULL);
 		return;
 	}
 	struct pending *s = NULL;
@@ -630,7 +678,7 @@ static int seccomp_prepare(struct filter *f, struct bc_seccomp_prog *prog, struc
 		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
 	};
 	static const int families[] = { AF_INET, AF_INET6 }, types[] = { SOCK_DGRAM, SOCK_STREAM };
-	const int writers[] = { 2, f->audit.fd, f->status };
+	const int writers[] = { 2, f->audit.fd, f->status, f->pins };
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int r = ctx ? 0 : -ENOMEM;
 
@@ -705,14 +753,15 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	prctl(PR_SET_NAME, "bc-dnsfilter");
-	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status, f->chan };
+	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status, f->chan, f->pins };
 	if ((r = close_others(keep, ARRAY_SIZE(keep))) < 0)
 		return bc_error_errno(err, -r, "DNS filter: close inherited descriptors");
 
 	/* What needs no sandbox first: the sockets may still be on their way. */
 	f->pend = calloc(MAX_PENDING, sizeof *f->pend);
 	f->scratch = calloc(1, sizeof *f->scratch);
-	if (!f->pend || !f->scratch)
+	f->seen = calloc(SEEN_MAX, sizeof *f->seen);
+	if (!f->pend || !f->scratch || !f->seen)
 		return bc_error_errno(err, ENOMEM, "DNS filter: allocate its tables");
 	for (size_t i = 0; i < MAX_PENDING; i++)
 		f->pend[i].fd = -1;
@@ -823,6 +872,7 @@ int bc_dnsfilter_spawn(const struct bc_dnsfilter_cfg *cfg, pid_t *pid, int *read
 	f->tcp = cfg->tcp_fd;
 	f->nft = cfg->nft_fd;
 	f->chan = -1;
+	f->pins = cfg->pins_fd;
 	f->audit.fd = cfg->audit_fd;
 	snprintf(f->audit.session, sizeof f->audit.session, "%s", cfg->session_id ? cfg->session_id : "");
 	bc_ratelimit_init(&f->rl, cfg->burst ? cfg->rate : RATE_DEFAULT,

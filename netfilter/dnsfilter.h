@@ -3,8 +3,10 @@
  * Forked by the supervisor; serves the sandbox's resolver address on the
  * sandbox's loopback through sockets the sandbox created and handed up,
  * answers only names the policy allows, pins every answer address into the
- * sandbox's allow set (kernel ACK awaited) before replying, and writes an
- * audit record for every decision. It parses attacker-controlled packets,
+ * sandbox's allow set (kernel ACK awaited) before replying, tells the
+ * supervisor each pinned address's name (cfg pins_fd), and writes an
+ * audit record for every decision (a refusal of a name and type it
+ * refused before goes to the supervisor to be counted instead). It parses attacker-controlled packets,
  * so it drops what it can before reading any:
  *   - it joins the sandbox's user namespace (found through the netlink
  *     socket's netns) and becomes the sandbox's own uid/gid there (in root
@@ -32,6 +34,9 @@ struct bc_dnsfilter_cfg {
 	int tcp_fd;                 /* TCP socket listening on 127.0.0.1:53 there */
 	int nft_fd;                 /* NETLINK_NETFILTER socket opened in the sandbox netns */
 	int audit_fd;               /* where records go (O_APPEND), -1 for none */
+	int pins_fd;                /* write end of a non-blocking pipe: every address
+	                             * pinned, with its name (struct bc_nflog_pin_msg),
+	                             * so connections can be named; -1 for none */
 	const char *session_id;
 	unsigned rate, burst;       /* rate limit, queries per second and burst; burst 0:
 	                             * the default 50/s, burst 100 (rate 0: no refill) */

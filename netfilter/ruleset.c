@@ -458,15 +458,17 @@ int bc_ruleset_build(const struct bc_policy *p, struct bc_ruleset *rs)
 		rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][1], false);
 		rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, fam_name[f][2], true);
 	}
-	/* allow, static, hosts: same shape, different set */
+	/* allow, static, hosts: same shape, different set; established
+	 * packets were accepted above, so what reaches these is a connection's
+	 * first packet: logged "bc-connect" (nflog.h) */
 	for (int which = 0; which < 3; which++) {
 		for (int f = 0; f < 2; f++) {
-			r = rule_add(rs, "output", accepts[which][f][0], NULL, BC_V_ACCEPT);
+			r = rule_add(rs, "output", accepts[which][f][0], "bc-connect", BC_V_ACCEPT);
 			rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, accepts[which][f][0], false);
 			rule_match(r, BC_M_TCP_DPORT_PORTS, 0, NULL, false);
 			if (!quic_open)
 				continue;
-			r = rule_add(rs, "output", accepts[which][f][1], NULL, BC_V_ACCEPT);
+			r = rule_add(rs, "output", accepts[which][f][1], "bc-connect", BC_V_ACCEPT);
 			rule_match(r, BC_M_DADDR, f ? AF_INET6 : AF_INET, accepts[which][f][0], false);
 			rule_match(r, BC_M_UDP_443, 0, NULL, false);
 		}

@@ -27,7 +27,8 @@
  *                 lifts this deny: its addresses still need allow_cidrs or
  *                 an allowed name (the allow sets) to connect
  *   allow4/6      @allow4/6 (filled by the DNS filter, with timeouts) on
- *                 tcp dport @ports; allow4-quic/6-quic add udp 443 when
+ *                 tcp dport @ports, log "bc-connect" (the first packet
+ *                 of each connection), accept; allow4-quic/6-quic add udp 443 when
  *                 allow_quic and 443 is one of the ports
  *   static4/6     @static4/6 (the policy's allow_cidrs that are ranges),
  *                 same ports
@@ -42,7 +43,7 @@
  * Input chain: lo, established, ndp; policy drop on both.
  * Log actions go to NFLOG group BC_NFT_LOG_GROUP with prefixes "bc-dns",
  * "bc-quic", "bc-metadata", "bc-host", "bc-embedded", "bc-private",
- * "bc-refused". */
+ * "bc-refused", and the accept rules' "bc-connect". */
 #pragma once
 
 #include <stdbool.h>

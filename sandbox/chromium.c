@@ -60,6 +60,21 @@ static const char *const defaults[] = {
 	"--disable-background-networking", "--disable-component-update", "--disable-sync",
 	"--no-first-run", "--no-default-browser-check", "--disable-default-apps",
 	"--disable-breakpad",
+	/* No lookups the page did not ask for, so the audit log holds what the
+	 * page did: the component updater (which still checks with
+	 * --disable-component-update) and the account cookie check of
+	 * sign-in (accounts.google.com) talk to a closed port of the sandbox's
+	 * loopback; the rest of the background services are off. */
+	"--component-updater=url-source=http://127.0.0.1:9/", "--gaia-url=http://127.0.0.1:9/",
+	"--apps-gallery-update-url=http://127.0.0.1:9/",
+	"--allow-browser-signin=false", "--disable-domain-reliability",
+	"--disable-client-side-phishing-detection",
+	"--disable-component-extensions-with-background-pages", "--no-pings",
+	"--metrics-recording-only", "--no-service-autorun", "--dns-prefetch-disable",
+	"--disable-features=OptimizationHints,OptimizationGuideModelDownloading,"
+	"OptimizationHintsFetching,OptimizationTargetPrediction,AutofillServerCommunication,"
+	"MediaRouter,DialMediaRouteProvider,Translate,CertificateTransparencyComponentUpdater,"
+	"InterestFeedContentSuggestions,NetworkTimeServiceQuerying,PreconnectToSearch",
 };
 
 #define fail(...) bc_report(prog, BC_EXIT_LAUNCHER, __VA_ARGS__)

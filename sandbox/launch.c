@@ -1128,11 +1128,12 @@ static void sandbox_kill(struct supervisor *s)
 /* Handle one round of events. Returns 1 when pid 1 has ended. */
 static int supervise_once(struct supervisor *s)
 {
-	struct pollfd pfd[6] = {
+	struct pollfd pfd[7] = {
 		{ .fd = s->sig_fd, .events = POLLIN },
 		{ .fd = s->timer_fd, .events = POLLIN },
 		{ .fd = s->sync_fd, .events = POLLIN },
 		{ .fd = s->nflog_fd, .events = POLLIN },
+		[6] = { .fd = bc_nflog_pins_fd(), .events = POLLIN },
 	};
 	bc_cdp_relay_events(&s->cdp, &pfd[4]);
 	if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0)
@@ -1140,6 +1141,8 @@ static int supervise_once(struct supervisor *s)
 
 	bc_cdp_relay_handle(&s->cdp, &pfd[4]);
 
+	if (pfd[6].revents)
+		bc_nflog_pins_read();   /* the names of the connections that follow */
 	if (pfd[3].revents)
 		bc_nflog_drain(s->nflog_fd, s->l->audit);
 	if (pfd[2].revents) {
@@ -1247,9 +1250,15 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 	};
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
-	int ready_fd = -1, give_fd = -1, rtnl = -1;
+	int ready_fd = -1, give_fd = -1, rtnl = -1, pins[2] = { -1, -1 };
+	/* the filter tells which name each address it pins came from */
+	if (pipe2(pins, O_CLOEXEC | O_NONBLOCK) < 0)
+		return bc_error_errno(err, errno, "DNS filter: pipe");
+	cfg.pins_fd = pins[1];
 	/* the filter starts before the sandbox's sockets exist; they follow */
 	int r = bc_dnsfilter_spawn(&cfg, &s->dns_pid, &ready_fd, &give_fd, err);
+	close(pins[1]);
+	bc_nflog_pins_attach(pins[0]);
 
 	if (r >= 0)
 		r = receive_netns(s, &rtnl, err);
@@ -1714,6 +1723,7 @@ out:
 	if (s.nflog_fd >= 0)
 		bc_nflog_drain(s.nflog_fd, l->audit);   /* the last refusals, then the count left out */
 	bc_nflog_flush(l->audit);
+	bc_nflog_pins_close();
 	bc_uplink_detach(&s.uplink);
 	int cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);

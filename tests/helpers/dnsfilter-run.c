@@ -179,6 +179,7 @@ int main(int argc, char **argv)
 	recv_fds(sv[0], fds, 3);
 
 	cfg.policy = &p;
+	cfg.pins_fd = -1;
 	cfg.udp_fd = fds[0];
 	cfg.tcp_fd = fds[1];
 	cfg.nft_fd = fds[2];

@@ -199,6 +199,19 @@ static void test_model(void)
 			first_allow = i;
 	}
 	ok(last_deny && first_allow && last_deny < first_allow, "deny sets before every allow set");
+	/* every accept on an address set logs the connection; no other rule
+	 * logs "bc-connect", and the accepts before them (lo, established) do
+	 * not log at all */
+	size_t connect_logs = 0, wrong = 0;
+	for (size_t i = 0; i < rs.n_rules; i++) {
+		const struct bc_rs_rule *r = &rs.rules[i];
+		bool addr_accept = r->verdict == BC_V_ACCEPT && r->n_m && r->m[0].kind == BC_M_DADDR;
+		bool logs = r->log_prefix && strcmp(r->log_prefix, "bc-connect") == 0;
+		connect_logs += logs;
+		wrong += addr_accept != logs || (r->verdict == BC_V_ACCEPT && !addr_accept && r->log_prefix);
+	}
+	ok(connect_logs >= 6 && wrong == 0, "each accept on an address set logs bc-connect (%zu), "
+	   "no other rule does (%zu wrong)", connect_logs, wrong);
 	s = bc_ruleset_set(&rs, "ports");
 	ok(s && s->n_ranges == 4, "8080 merges into 8000-8100: four port entries");
 	s = bc_ruleset_set(&rs, "metadata6");
