@@ -316,6 +316,37 @@ struct chrome {
 	struct bc_strv v;
 };
 
+/* --disable-features: Chromium reads only the last one, and clients
+ * (Playwright, Puppeteer) pass their own; one switch carries the caller's
+ * features and ours. */
+#define DISABLE_FEATURES "--disable-features"
+
+static char *disable_features(const struct chrome *c)
+{
+	const char *ours = NULL;
+	for (size_t d = 0; d < ARRAY_SIZE(defaults) && !ours; d++)
+		if (strncmp(defaults[d], DISABLE_FEATURES "=", strlen(DISABLE_FEATURES) + 1) == 0)
+			ours = defaults[d] + strlen(DISABLE_FEATURES) + 1;
+	char *out = NULL;
+	if (asprintf(&out, "%s=%s", DISABLE_FEATURES, ours) < 0)
+		return NULL;
+	bool after_dashes = false;
+	for (int i = 1; i < c->argc; i++) {
+		size_t len;
+		const char *name = after_dashes ? NULL : switch_name(c->argv[i], &len);
+		after_dashes |= strcmp(c->argv[i], "--") == 0;
+		if (!name || !switch_is(name, len, DISABLE_FEATURES + 2) || name[len] != '=' || !name[len + 1])
+			continue;
+		char *more = NULL;
+		int n = asprintf(&more, "%s,%s", out, name + len + 1);
+		free(out);
+		if (n < 0)
+			return NULL;
+		out = more;
+	}
+	return out;
+}
+
 static int chrome_argv(void *ctx, const struct bc_policy *p, const char *profile, char *const **argv,
 		       struct bc_error *err)
 {
@@ -326,7 +357,7 @@ static int chrome_argv(void *ctx, const struct bc_policy *p, const char *profile
 
 	r |= bc_strv_push(&c->v, p->chromium);
 	for (size_t d = 0; d < ARRAY_SIZE(defaults); d++) {
-		bool given = false;
+		bool given = strncmp(defaults[d], DISABLE_FEATURES, strlen(DISABLE_FEATURES)) == 0;
 		after_dashes = false;
 		for (int i = 1; i < c->argc && !given; i++) {
 			size_t len;
@@ -337,6 +368,8 @@ static int chrome_argv(void *ctx, const struct bc_policy *p, const char *profile
 		if (!given)
 			r |= bc_strv_push(&c->v, defaults[d]);
 	}
+	_cleanup_free_ char *features = disable_features(c);
+	r |= features ? bc_strv_push(&c->v, features) : -ENOMEM;
 	snprintf(buf, sizeof buf, "--user-data-dir=%s", profile);
 	r |= bc_strv_push(&c->v, buf);
 	if (c->port_mode) {
@@ -348,7 +381,8 @@ static int chrome_argv(void *ctx, const struct bc_policy *p, const char *profile
 		size_t len;
 		const char *name = after_dashes ? NULL : switch_name(c->argv[i], &len);
 		after_dashes |= strcmp(c->argv[i], "--") == 0;
-		if (name && (switch_is(name, len, "user-data-dir") || switch_is(name, len, "remote-debugging-port")))
+		if (name && (switch_is(name, len, "user-data-dir") || switch_is(name, len, "remote-debugging-port") ||
+			     switch_is(name, len, DISABLE_FEATURES + 2)))
 			continue;
 		bool weakens = false;
 		for (size_t k = 0; name && k < ARRAY_SIZE(unsandboxing); k++)
