@@ -205,10 +205,10 @@ static int session_pass_fds(struct session *s, const struct bc_session_spec *spe
 /* A template: the profile is an overlay over a snapshot, checked like a
  * profile directory (owner, mode, no symlink in the path) and refused once
  * it expired; a fork's downloads get a directory of their own. */
-static int session_template(struct session *s, const char *name, struct bc_error *err)
+static int session_template(struct session *s, const char *what, const char *name, struct bc_error *err)
 {
 	struct bc_launch *l = &s->l;
-	int r = bc_template_open(s->root, name, l->profile_uid, l->profile_gid, &s->audit, &l->template_fd,
+	int r = bc_template_open(what, s->root, name, l->profile_uid, l->profile_gid, &s->audit, &l->template_fd,
 				 s->tdir, sizeof s->tdir, err);
 	if (r < 0)
 		return r;
@@ -291,7 +291,7 @@ static int session_start(struct session *s, const struct bc_session_spec *spec, 
 	if (l->profile_dir && ((!s->label && (r = bc_profile_identity_check(l->profile_dir, err)) < 0) ||
 			       (r = bc_launch_open_profile(l, err)) < 0))
 		return r;
-	if (spec->template_name && (r = session_template(s, spec->template_name, err)) < 0)
+	if (spec->template_name && (r = session_template(s, n->template_name, spec->template_name, err)) < 0)
 		return r;
 	/* The disk bound: a project quota on an assigned profile (refused here
 	 * when it cannot be enforced and limits are required); a template's

@@ -454,13 +454,13 @@ refused:
 	return -(err->code ? err->code : EINVAL);
 }
 
-int bc_template_open(const char *root, const char *name, uid_t uid, gid_t gid, struct bc_audit *a, int *fd,
+int bc_template_open(const char *what, const char *root, const char *name, uid_t uid, gid_t gid, struct bc_audit *a, int *fd,
 		     char *dir, size_t dirlen, struct bc_error *err)
 {
 	struct bc_template_info in;
 	char path[4200];
 	*fd = -1;
-	if (bc_id_check(BC_ID_TEMPLATE, "--template", name, err) < 0)
+	if (bc_id_check(BC_ID_TEMPLATE, what, name, err) < 0)
 		return -EINVAL;
 	snprintf(dir, dirlen, "%s/templates/%s", root, name);
 	snprintf(path, sizeof path, "%s/.templates", root);
@@ -469,9 +469,9 @@ int bc_template_open(const char *root, const char *name, uid_t uid, gid_t gid, s
 	_cleanup_close_ int meta_fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 	int r = record_read(meta_fd, name, &in);
 	if (r < 0) {
-		bc_error_set(err, EINVAL, "--template %s: its record %s/.templates/%s.json cannot be read; "
+		bc_error_set(err, EINVAL, "%s %s: its record %s/.templates/%s.json cannot be read; "
 			     "save the template again (browsercage template rm %s, then template save)",
-			     name, root, name, name);
+			     what, name, root, name, name);
 		goto refused;
 	}
 	if (in.expired) {
@@ -479,17 +479,16 @@ int bc_template_open(const char *root, const char *name, uid_t uid, gid_t gid, s
 		time_t t = (time_t)in.expires_at;
 		struct tm tm;
 		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-		bc_error_set(err, EKEYEXPIRED, "--template %s: the template expired at %s (saved from label %s "
+		bc_error_set(err, EKEYEXPIRED, "%s %s: the template expired at %s (saved from label %s "
 			     "at %s); save a fresh one (browsercage template rm %s; browsercage template save "
-			     "LABEL %s)", name, when, in.label[0] ? in.label : "?", in.created[0] ? in.created : "?",
+			     "LABEL %s)", what, name, when, in.label[0] ? in.label : "?", in.created[0] ? in.created : "?",
 			     name, name);
 		goto refused;
 	}
-	int tfd = bc_profile_open(dir, uid, err);
+	struct bc_error e = {0};
+	int tfd = bc_profile_open(dir, uid, &e);
 	if (tfd < 0) {
-		char msg[sizeof err->msg];
-		copy_str(msg, sizeof msg, err->msg);
-		bc_error_set(err, err->code ? err->code : EINVAL, "--template %s: %s", name, msg);
+		bc_error_set(err, e.code ? e.code : EINVAL, "%s %s: %s", what, name, e.msg);
 		goto refused;
 	}
 	/* Copy-up keeps owner and group: both must map into the sandbox (the
@@ -497,8 +496,8 @@ int bc_template_open(const char *root, const char *name, uid_t uid, gid_t gid, s
 	struct stat st;
 	if (fstat(tfd, &st) < 0 || st.st_gid != gid) {
 		close(tfd);
-		bc_error_set(err, EPERM, "--template %s: %s must belong to group %u, as every file in it "
-			     "(chown -R %u:%u %s)", name, dir, (unsigned)gid, (unsigned)uid, (unsigned)gid, dir);
+		bc_error_set(err, EPERM, "%s %s: %s must belong to group %u, as every file in it "
+			     "(chown -R %u:%u %s)", what, name, dir, (unsigned)gid, (unsigned)uid, (unsigned)gid, dir);
 		goto refused;
 	}
 	*fd = tfd;

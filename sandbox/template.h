@@ -49,10 +49,11 @@ int bc_template_rm(const char *root, const char *name, struct bc_audit *a, struc
 
 /* run --template NAME: refuse an expired template (or one whose record
  * cannot be read) with the reason, then open and check it as a profile
- * directory owned by uid, group gid (bc_profile_open). *fd: its O_PATH
+ * directory owned by uid, group gid (bc_profile_open); errors name it
+ * as what (the option or variable that gave it). *fd: its O_PATH
  * fd; dir receives its path. Audited (action fork or refused). */
-int bc_template_open(const char *root, const char *name, uid_t uid, gid_t gid, struct bc_audit *a, int *fd,
-		     char *dir, size_t dirlen, struct bc_error *err);
+int bc_template_open(const char *what, const char *root, const char *name, uid_t uid, gid_t gid,
+		     struct bc_audit *a, int *fd, char *dir, size_t dirlen, struct bc_error *err);
 
 /* A fork's downloads ([filesystem] fork_downloads, with downloads = yes):
  * a host directory per session, <root>/.forks/<session>/Downloads, owned
