@@ -4,7 +4,9 @@
  * socket in its netns and hands it up; the supervisor turns each packet
  * into an audit record, rate-limited so a flood cannot fill the disk. The
  * DNS filter sends every address it pins, with its name, over a pipe; the
- * last BC_NFLOG_PINS are kept to name the connections. */
+ * last BC_NFLOG_PINS are kept to name the connections. The relay (uplink =
+ * relay), whose connections no accept rule sees, sends one message per
+ * connection it made over a pipe of its own; those take the same path. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -27,6 +29,7 @@
 #define COPY_RANGE 128          /* IPv6 + extension headers + TCP header */
 #define DRAIN_MAX 64            /* datagrams per call: the poll loop stays responsive */
 #define PINS_READ_MAX 256       /* pin messages per call */
+#define CONNS_READ_MAX 256      /* relay messages per call */
 #define RECENT 16               /* connections remembered to drop repeats */
 #define RECENT_MS 10000
 #define CONNECT_COUNT_MS 60000  /* "connect_suppressed" at most this often */
@@ -59,6 +62,8 @@ static struct {
 	size_t recent_next;
 	int pins_fd;                 /* -1 (0 before init is never a pipe of ours) */
 	bool pins_open;
+	int conns_fd;                /* the relay's pipe, as pins_fd */
+	bool conns_open;
 	struct pin_slot *pins;       /* BC_NFLOG_PINS, allocated on attach */
 	uint64_t pin_seq;
 	struct repeat *repeats;      /* BC_NFLOG_REPEAT_NAMES, allocated on attach */
@@ -385,6 +390,9 @@ static void repeats_flush(struct bc_audit *a)
 
 void bc_nflog_flush(struct bc_audit *a)
 {
+	/* the relay is gone: what it sent is all in its pipe */
+	for (int i = 0; i < 64 && state.conns_open; i++)
+		bc_nflog_conns_read(a);
 	refused_flush(a);
 	connect_flush(a);
 	/* the DNS filter is gone: what it sent is all in the pipe */
@@ -445,6 +453,15 @@ struct drain_ctx {
 	int written;
 };
 
+static void state_init(void)
+{
+	if (state.init)
+		return;
+	bc_ratelimit_init(&state.rl, BC_NFLOG_RATE, BC_NFLOG_BURST);
+	bc_ratelimit_init(&state.crl, BC_NFLOG_CONNECT_RATE, BC_NFLOG_CONNECT_BURST);
+	state.init = true;
+}
+
 /* A repeat of a connection just logged (a retransmitted first packet)? */
 static bool connect_repeat(const struct bc_nflog_event *ev, uint64_t now)
 {
@@ -459,9 +476,17 @@ static bool connect_repeat(const struct bc_nflog_event *ev, uint64_t now)
 	return false;
 }
 
-static void connect_event(struct drain_ctx *c, const struct bc_nflog_event *ev)
+/* One new allowed connection (a bc-connect packet or a relay message):
+ * a "connect" record, or a count in connect_suppressed. lost: connections
+ * the source could not report (they count as left out). */
+static void connect_event(struct drain_ctx *c, const struct bc_nflog_event *ev, uint64_t lost)
 {
 	uint64_t now = now_ms();
+	if (lost) {
+		if (!state.connect_suppressed)
+			state.connect_since_ms = now;
+		state.connect_suppressed += lost;
+	}
 	if (ev->family && ev->sport >= 0 && connect_repeat(ev, now))
 		return;
 	struct recent *r = &state.recent[state.recent_next++ % RECENT];
@@ -518,7 +543,7 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 		ev.family = 0, ev.port = ev.sport = -1;
 	memcpy(ev.rule, rule, sizeof ev.rule);
 	if (connect) {
-		connect_event(c, &ev);
+		connect_event(c, &ev, 0);
 		return MNL_CB_OK;
 	}
 	refused_flush(c->a);   /* the flood is over: say how much was left out */
@@ -533,11 +558,7 @@ int bc_nflog_drain(int fd, struct bc_audit *a)
 	union { char buf[8192]; struct nlmsghdr align; } u;
 	struct drain_ctx c = { .a = a };
 
-	if (!state.init) {
-		bc_ratelimit_init(&state.rl, BC_NFLOG_RATE, BC_NFLOG_BURST);
-		bc_ratelimit_init(&state.crl, BC_NFLOG_CONNECT_RATE, BC_NFLOG_CONNECT_BURST);
-		state.init = true;
-	}
+	state_init();
 	bc_nflog_pins_read();   /* the pins first: they name what follows */
 	for (int i = 0; fd >= 0 && i < DRAIN_MAX; i++) {
 		struct sockaddr_nl from;
@@ -558,6 +579,92 @@ int bc_nflog_drain(int fd, struct bc_audit *a)
 		if (flen != sizeof from || from.nl_family != AF_NETLINK || from.nl_pid != 0)
 			continue;   /* only the kernel speaks here */
 		mnl_cb_run(u.buf, (size_t)n, 0, 0, packet_cb, &c);
+	}
+	return c.written;
+}
+
+/* ---- connections from the relay ------------------------------------------- */
+
+void bc_nflog_conn_pack(struct bc_nflog_conn_msg *msg, int family, uint8_t proto,
+			const uint8_t *addr, uint16_t port, uint32_t dropped)
+{
+	memset(msg, 0, sizeof *msg);
+	msg->family = (uint8_t)family;
+	msg->proto = proto;
+	msg->port = port;
+	msg->dropped = dropped;
+	if (addr && (family == AF_INET || family == AF_INET6))
+		memcpy(msg->addr, addr, family == AF_INET ? 4 : 16);
+}
+
+int bc_nflog_conn_parse(const void *buf, size_t len, struct bc_nflog_event *ev, uint32_t *dropped)
+{
+	struct bc_nflog_conn_msg m;
+	static const uint8_t zero[12];
+
+	if (len != sizeof m)
+		return -EINVAL;
+	memcpy(&m, buf, sizeof m);
+	if ((m.family != AF_INET && m.family != AF_INET6) ||
+	    (m.proto != IPPROTO_TCP && m.proto != IPPROTO_UDP) || m.port == 0 ||
+	    (m.family == AF_INET && memcmp(m.addr + 4, zero, sizeof zero) != 0))
+		return -EINVAL;
+	memset(ev, 0, sizeof *ev);
+	ev->family = m.family;
+	ev->proto = m.proto;
+	ev->port = m.port;
+	ev->sport = -1;
+	memcpy(ev->dst, m.addr, m.family == AF_INET ? 4 : 16);
+	snprintf(ev->rule, sizeof ev->rule, "%s", BC_NFLOG_CONNECT_PREFIX);
+	*dropped = m.dropped;
+	return 0;
+}
+
+void bc_nflog_conns_close(void)
+{
+	if (state.conns_open)
+		close(state.conns_fd);
+	state.conns_open = false;
+	state.conns_fd = -1;
+}
+
+void bc_nflog_conns_attach(int fd)
+{
+	bc_nflog_conns_close();
+	if (fd < 0)
+		return;
+	state.conns_fd = fd;
+	state.conns_open = true;
+}
+
+int bc_nflog_conns_fd(void)
+{
+	return state.conns_open ? state.conns_fd : -1;
+}
+
+int bc_nflog_conns_read(struct bc_audit *a)
+{
+	struct bc_nflog_conn_msg m;
+	struct bc_nflog_event ev;
+	struct drain_ctx c = { .a = a };
+	uint32_t dropped;
+
+	state_init();
+	for (int i = 0; state.conns_open && i < CONNS_READ_MAX; i++) {
+		ssize_t n = read(state.conns_fd, &m, sizeof m);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {           /* the relay is gone (or the pipe broke) */
+			bc_nflog_conns_close();
+			break;
+		}
+		/* written whole (smaller than PIPE_BUF): a short read is no
+		 * message of the relay's */
+		if (bc_nflog_conn_parse(&m, (size_t)n, &ev, &dropped) < 0)
+			continue;
+		connect_event(&c, &ev, dropped);
 	}
 	return c.written;
 }

@@ -86,6 +86,42 @@ int bc_nflog_pins_fd(void);
 void bc_nflog_pins_read(void);
 void bc_nflog_pins_close(void);
 
+/* ---- connections from the relay (uplink = relay) --------------------------
+ * The relay's connections bypass the ruleset's accept rules (the sandbox
+ * reaches only the relay's listener on lo), so the relay tells the
+ * supervisor of each one it let through and connected, one message per
+ * connection over a non-blocking pipe (it never waits: a message that
+ * does not fit is dropped and counted into the next one's "dropped"). The
+ * supervisor writes them as "connect" records like the logged packets. */
+struct bc_nflog_conn_msg {
+	uint8_t family;              /* AF_INET or AF_INET6 */
+	uint8_t proto;               /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port;               /* destination port, host order, not 0 */
+	uint32_t dropped;            /* messages dropped (pipe full) since the last sent */
+	uint8_t addr[16];            /* destination, network order; AF_INET: 4 bytes, rest 0 */
+};
+
+/* Fill msg for one connection to addr (4 or 16 bytes by family), port. */
+void bc_nflog_conn_pack(struct bc_nflog_conn_msg *msg, int family, uint8_t proto,
+			const uint8_t *addr, uint16_t port, uint32_t dropped);
+
+/* Check and unpack one message read from the relay (len: bytes read; it
+ * must be exactly one message) into ev (sport -1, rule
+ * BC_NFLOG_CONNECT_PREFIX) and *dropped. Pure. Returns 0 or -EINVAL. */
+int bc_nflog_conn_parse(const void *buf, size_t len, struct bc_nflog_event *ev, uint32_t *dropped);
+
+/* The supervisor's end of the relay's pipe (non-blocking): taken over
+ * here (closed at EOF or by bc_nflog_conns_close). */
+void bc_nflog_conns_attach(int fd);
+/* The fd to poll, -1 if none. */
+int bc_nflog_conns_fd(void);
+/* Read the pending messages (bounded) and write their "connect" records
+ * under the same rate limit and count as bc_nflog_drain's (a message's
+ * "dropped" adds to the "connect_suppressed" count). Returns records
+ * written. */
+int bc_nflog_conns_read(struct bc_audit *a);
+void bc_nflog_conns_close(void);
+
 /* Read what is pending on fd (a bounded number of datagrams, only from
  * the kernel) and write one "egress_refused" record per refused packet
  * {dst, port, proto, rule}, at most BC_NFLOG_RATE a second with bursts of
@@ -105,8 +141,8 @@ void bc_nflog_pins_close(void);
  * socket error. */
 int bc_nflog_drain(int fd, struct bc_audit *a);
 
-/* Write the pending "egress_refused_suppressed" and "connect_suppressed"
- * records, if any, and (once the pins pipe is read to its end) the
+/* Read what the relay's pipe still holds, write the pending
+ * "egress_refused_suppressed" and "connect_suppressed" records, if any, and (once the pins pipe is read to its end) the
  * "dns_refused_repeats" record {names: {NAME: count}, other} (call at
  * teardown, after a last bc_nflog_drain and once the DNS filter is gone). */
 void bc_nflog_flush(struct bc_audit *a);

@@ -58,6 +58,7 @@
 #include "dns.h"
 #include "nft.h"
 #include "netlink.h"
+#include "nflog.h"
 #include "relay.h"
 #include "seccomp.h"
 
@@ -395,6 +396,8 @@ struct relay {
 	struct bc_relay_rules rules;
 	struct bc_ratelimit rl;
 	uint64_t suppressed;
+	int conn_fd;                 /* to the supervisor (relay.h), -1 if none */
+	uint32_t conn_dropped;       /* messages the full pipe took not */
 	struct rconn *c;             /* MAX_CONNS */
 	size_t n_open;
 };
@@ -494,6 +497,28 @@ static void audit_conn(struct relay *rl, const char *event, const char *dst, uin
 		bc_json_str(&j, "reason", why);
 	bc_audit_write(&rl->audit, event, &j);
 	bc_json_free(&j);
+}
+
+/* Tell the supervisor of a connection let through (its "connect" record):
+ * one whole message or none, never waiting (the pipe is non-blocking; a
+ * message that does not fit is counted into the next). */
+static void conn_tell(struct relay *rl, const struct in_addr *addr, uint16_t port)
+{
+	struct bc_nflog_conn_msg m;
+	if (rl->conn_fd < 0)
+		return;
+	bc_nflog_conn_pack(&m, AF_INET, IPPROTO_TCP, (const uint8_t *)addr, port, rl->conn_dropped);
+	ssize_t n;
+	do
+		n = write(rl->conn_fd, &m, sizeof m);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof m)
+		rl->conn_dropped = 0;
+	else if (n < 0 && errno == EPIPE) {   /* the supervisor's end is gone */
+		close(rl->conn_fd);
+		rl->conn_fd = -1;
+	} else if (rl->conn_dropped < UINT32_MAX)
+		rl->conn_dropped++;
 }
 
 /* Close fd with a reset rather than a FIN. */
@@ -651,6 +676,7 @@ static void accept_one(struct relay *rl)
 		return;
 	}
 	audit_conn(rl, "egress_relayed", dst, port, "allowed", NULL, NULL);
+	conn_tell(rl, &orig.sin_addr, port);
 }
 
 static int relay_run(struct relay *rl)
@@ -730,7 +756,7 @@ static int seccomp_prepare(struct relay *rl, struct bc_seccomp_prog *prog, struc
 		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
 		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
 	};
-	const int writers[] = { 2, rl->audit.fd, rl->status };
+	const int writers[] = { 2, rl->audit.fd, rl->status, rl->conn_fd };
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int r = ctx ? 0 : -ENOMEM;
 
@@ -799,7 +825,7 @@ static int child_setup(struct relay *rl, pid_t parent, struct bc_error *err)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_NAME, "bc-relay");
-	int keep[] = { rl->listen, rl->nft, rl->audit.fd, rl->status };
+	int keep[] = { rl->listen, rl->nft, rl->audit.fd, rl->status, rl->conn_fd };
 	if ((r = close_others(keep, ARRAY_SIZE(keep))) < 0)
 		return bc_error_errno(err, -r, "relay: close inherited descriptors");
 	rl->c = calloc(MAX_CONNS, sizeof *rl->c);
@@ -874,6 +900,7 @@ int bc_relay_start(const struct bc_relay_cfg *cfg, pid_t *pid, struct bc_error *
 	rl->nft = cfg->nft_fd;
 	rl->ep = -1;
 	rl->audit.fd = cfg->audit_fd;
+	rl->conn_fd = cfg->conn_fd;
 	snprintf(rl->audit.session, sizeof rl->audit.session, "%s", cfg->session_id ? cfg->session_id : "");
 	bc_ratelimit_init(&rl->rl, AUDIT_RATE, AUDIT_BURST);
 	if ((r = bc_relay_rules_build(&rl->rules, rl->p)) < 0)

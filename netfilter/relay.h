@@ -26,7 +26,9 @@
  * the supervisor's netns could bind); a port outside allow_ports; and
  * anything neither in allow_cidrs nor in the kernel's allow4 set that the
  * DNS filter fills (looked up through a netfilter socket of the sandbox's
- * netns). Every relayed and refused connection is audited.
+ * netns). Every relayed and refused connection is audited, and each
+ * relayed one is also sent to the supervisor (cfg.conn_fd), which writes
+ * its "connect" record with the name the DNS filter pinned.
  *
  * It carries IPv4 TCP only: no UDP (so no QUIC), no ICMP, no IPv6 (the
  * sandbox has no IPv6 route; such connects fail at once). The sandbox's
@@ -108,6 +110,9 @@ struct bc_relay_cfg {
 	int nft_fd;                 /* a NETLINK_NETFILTER socket of the sandbox's netns,
 				       for the relay alone */
 	int audit_fd;               /* where records go (O_APPEND), -1 for none */
+	int conn_fd;                /* the write end of a non-blocking pipe to the
+				       supervisor: one bc_nflog_conn_msg per relayed
+				       connection (nflog.h); -1 for none */
 	const char *session_id;
 };
 

@@ -1128,12 +1128,13 @@ static void sandbox_kill(struct supervisor *s)
 /* Handle one round of events. Returns 1 when pid 1 has ended. */
 static int supervise_once(struct supervisor *s)
 {
-	struct pollfd pfd[7] = {
+	struct pollfd pfd[8] = {
 		{ .fd = s->sig_fd, .events = POLLIN },
 		{ .fd = s->timer_fd, .events = POLLIN },
 		{ .fd = s->sync_fd, .events = POLLIN },
 		{ .fd = s->nflog_fd, .events = POLLIN },
 		[6] = { .fd = bc_nflog_pins_fd(), .events = POLLIN },
+		[7] = { .fd = bc_nflog_conns_fd(), .events = POLLIN },
 	};
 	bc_cdp_relay_events(&s->cdp, &pfd[4]);
 	if (poll(pfd, ARRAY_SIZE(pfd), -1) < 0)
@@ -1145,6 +1146,8 @@ static int supervise_once(struct supervisor *s)
 		bc_nflog_pins_read();   /* the names of the connections that follow */
 	if (pfd[3].revents)
 		bc_nflog_drain(s->nflog_fd, s->l->audit);
+	if (pfd[7].revents)
+		bc_nflog_conns_read(s->l->audit);   /* the relay's connections */
 	if (pfd[2].revents) {
 		struct bc_msg m = {0};
 		int r = msg_recv(s->sync_fd, &m, NULL, NULL);
@@ -1275,9 +1278,22 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 	if (r >= 0 && n < base)
 		r = bc_error_set(err, EPROTO, "the sandbox did not hand up its network sockets");
 	if (r >= 0 && relay) {
+		/* the relay tells which connections it made (their "connect"
+		 * records: nflog.h); its end never blocks it */
+		int conns[2] = { -1, -1 };
+		if (pipe2(conns, O_CLOEXEC | O_NONBLOCK) < 0)
+			r = bc_error_errno(err, errno, "relay: pipe");
 		struct bc_relay_cfg rc = { .policy = p, .listen_fd = fds[3], .nft_fd = fds[4],
-					   .audit_fd = s->l->audit->fd, .session_id = s->l->session_id };
-		r = bc_relay_start(&rc, &s->relay_pid, err);
+					   .audit_fd = s->l->audit->fd, .conn_fd = conns[1],
+					   .session_id = s->l->session_id };
+		if (r >= 0)
+			r = bc_relay_start(&rc, &s->relay_pid, err);
+		if (conns[1] >= 0)
+			close(conns[1]);
+		if (r >= 0)
+			bc_nflog_conns_attach(conns[0]);
+		else if (conns[0] >= 0)
+			close(conns[0]);
 	}
 	if (r >= 0) {
 		if (n > base)
@@ -1724,6 +1740,7 @@ out:
 		bc_nflog_drain(s.nflog_fd, l->audit);   /* the last refusals, then the count left out */
 	bc_nflog_flush(l->audit);
 	bc_nflog_pins_close();
+	bc_nflog_conns_close();
 	bc_uplink_detach(&s.uplink);
 	int cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);

@@ -1,7 +1,8 @@
 /* fuzz-nflog.c: libFuzzer target for what the supervisor reads from the
  * sandbox's side: the logged packets' headers (bc_nflog_packet_parse, an
  * NFLOG payload the sandbox's own packets fill) and the DNS filter's
- * messages (bc_nflog_pin_parse: pins, and family 0, a repeated refusal).
+ * messages (bc_nflog_pin_parse: pins, and family 0, a repeated refusal)
+ * and the relay's (bc_nflog_conn_parse: one relayed connection).
  * Whatever the bytes, they must not crash or read past the input; what
  * they accept is well formed. */
 #include "config.h"
@@ -51,6 +52,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    memcmp(again.addr, pin.addr, sizeof pin.addr) != 0 || again.seconds != pin.seconds)
 			abort();
 	}
+
+	uint32_t dropped;
+	r = bc_nflog_conn_parse(buf, size, &ev, &dropped);
+	if (r == 0) {
+		if (size != sizeof(struct bc_nflog_conn_msg) ||
+		    (ev.family != AF_INET && ev.family != AF_INET6) ||
+		    (ev.proto != IPPROTO_TCP && ev.proto != IPPROTO_UDP) || ev.port < 1 ||
+		    ev.port > 65535 || ev.sport != -1 || strcmp(ev.rule, BC_NFLOG_CONNECT_PREFIX) != 0)
+			abort();
+		/* packing what was parsed gives the message back */
+		struct bc_nflog_conn_msg m;
+		bc_nflog_conn_pack(&m, ev.family, ev.proto, ev.dst, (uint16_t)ev.port, dropped);
+		if (memcmp(&m, buf, sizeof m) != 0)
+			abort();
+	} else if (r != -EINVAL)
+		abort();
 	free(buf);
 	return 0;
 }
