@@ -1,13 +1,16 @@
 #!/bin/bash
 # connect.sh: the audit log's record of the connections a sandbox made
-# (TAP; root, and unprivileged through pasta).
+# (TAP; root through veth, unprivileged through what uplink = auto chooses,
+# the relay, and through pasta).
 #
 #   H  "the host": runs the launcher (nsenter --net), 203.0.113.2/24
 #   I  "the internet": tests/helpers/fakedns.py on 203.0.113.53 (ok.test:
 #      A 203.0.113.10), a TCP listener on port 80 of 203.0.113.10 and
 #      198.51.100.10
 # The policy allows the name ok.test and the address 198.51.100.10, port
-# 80. Checked, in veth mode as root and pasta mode as an unprivileged user:
+# 80. Checked, as root (veth), as an unprivileged user with uplink = auto
+# (the relay: its connections are reported by the relay, not logged by the
+# ruleset) and with uplink = pasta:
 # a connection to ok.test writes one "connect" record with that name, its
 # address and port; one to 198.51.100.10 (no name looked up) one with name
 # null; a refused one no "connect" record; ten refused queries for one
@@ -48,7 +51,8 @@ policy veth "network.allow_domains = ok.test" "network.allow_cidrs = 198.51.100.
 	"network.allow_ports = 80" "network.dns_upstream = 203.0.113.53"
 sed "s/^mode = filtered/&\nuplink = pasta/; s|logs/veth.log|logs/pasta.log|" \
 	"$SCRATCH/veth.ini" >"$SCRATCH/pasta.ini"
-chmod 644 "$SCRATCH/pasta.ini"
+sed "s|logs/veth.log|logs/auto.log|" "$SCRATCH/veth.ini" >"$SCRATCH/auto.ini"
+chmod 644 "$SCRATCH/pasta.ini" "$SCRATCH/auto.ini"
 
 # bcrun WHO MODE SCRIPT: python3 -c SCRIPT in a sandbox launched in H
 bcrun() {
@@ -95,13 +99,13 @@ print("flood", n)
 # records LOG EVENT: the lines of LOG with "event":"EVENT"
 records() { grep -F "\"event\":\"$2\"" "$1"; }
 
-for mode in veth pasta; do
-	who=root
-	[ $mode = pasta ] && who=$TEST_USER
+# MODE (the policy's name) WHO UPLINK (the one the start record names)
+for run in "veth root veth" "auto $TEST_USER relay" "pasta $TEST_USER pasta"; do
+	read -r mode who uplink <<<"$run"
 	OUT=$(bcrun $who $mode "$ONCE" 2>&1)
 	LOG=$SCRATCH/logs/$mode.log
 	check "$mode: the connections were made" grep -q "named connected" <<<"$OUT"
-	check "$mode: the start record names uplink $mode" grep -q "\"uplink\":\"$mode\"" "$LOG"
+	check "$mode: the start record names uplink $uplink" grep -q "\"uplink\":\"$uplink\"" "$LOG"
 	n=$(records "$LOG" connect | grep -c '"dst":"203.0.113.10","port":80,"proto":"tcp","name":"ok.test"')
 	check "$mode: one connect record names ok.test, 203.0.113.10 port 80 (got $n)" test "$n" = 1
 	n=$(records "$LOG" connect | grep -c '"dst":"198.51.100.10","port":80,"proto":"tcp","name":null')
@@ -117,7 +121,7 @@ for mode in veth pasta; do
 	check "$mode: ...the first one recorded, once (got $n)" test "$n" = 1
 	n=$(records "$LOG" dns_refused_repeats | grep -c '"names":{"nope.test":9}')
 	check "$mode: ...the other nine in one dns_refused_repeats count (got $n)" test "$n" = 1
-	[ $mode = veth ] || { diag "$OUT"; continue; }
+	[ $mode = pasta ] && { diag "$OUT"; continue; }
 
 	OUT=$(bcrun $who $mode "$FLOODPY" 2>&1)
 	check "$mode: the flood connected $FLOOD times" grep -q "flood $FLOOD" <<<"$OUT" || diag "$OUT"

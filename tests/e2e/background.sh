@@ -1,7 +1,8 @@
 #!/bin/bash
 # background.sh: a page load through browsercage-chromium leaves in the
 # audit log what the page did, not Chromium's background lookups (TAP;
-# root with the veth uplink, unprivileged with pasta).
+# root with the veth uplink, unprivileged with what uplink = auto chooses,
+# the relay, and with uplink = pasta).
 #
 #   H  "the host": the Node client (Playwright) and the launcher run here;
 #      203.0.113.2/24, default route to I
@@ -57,11 +58,16 @@ pol=$SCRATCH/bg.ini
 RO_BIND="$SCRATCH/site" write_policy "$pol" "network.allow_domains = ok.test" \
 	"network.allow_ports = 80" "network.dns_upstream = 203.0.113.53"
 sed -i 's/^mode = none$/mode = filtered/' "$pol"
+sed 's/^mode = filtered$/&\nuplink = pasta/' "$pol" >"$SCRATCH/bg-pasta.ini"
+chmod 644 "$SCRATCH/bg-pasta.ini"
 CLIENT_NETNS=$H
 
-for who in root "$TEST_USER"; do
+# WHO POLICY UPLINK (the one the start record names)
+for run in "root $SCRATCH/bg.ini veth" "$TEST_USER $SCRATCH/bg.ini relay" \
+	"$TEST_USER $SCRATCH/bg-pasta.ini pasta"; do
+read -r who pol uplink <<<"$run"
 for driver in playwright puppeteer; do
-	audit=$SCRATCH/logs/$who-$driver.jsonl
+	audit=$SCRATCH/logs/$who-$uplink-$driver.jsonl
 	rm -f "$audit"
 	if [ $driver = playwright ]; then
 		out=$(client goto "http://ok.test/page.html")
@@ -71,27 +77,25 @@ for driver in playwright puppeteer; do
 		loaded=$(json title <<<"$out")
 		[ "$loaded" = bc-page ] && loaded=null
 	fi
-	check "$who, $driver: the page on ok.test loads ($out)" [ "$loaded" = null ] ||
+	check "$who ($uplink), $driver: the page on ok.test loads ($out)" [ "$loaded" = null ] ||
 		diag "$(grep -F '"event":"dns"' "$audit")"
-	uplink=veth
-	[ "$who" = root ] || uplink=pasta
-	check "$who, $driver: through the $uplink uplink" grep -q "\"uplink\":\"$uplink\"" "$audit"
-	check "$who, $driver: its connection is a connect record naming ok.test" \
+	check "$who ($uplink), $driver: through the $uplink uplink" grep -q "\"uplink\":\"$uplink\"" "$audit"
+	check "$who ($uplink), $driver: its connection is a connect record naming ok.test" \
 		grep -q '"event":"connect".*"dst":"203.0.113.10","port":80,"proto":"tcp","name":"ok.test"' "$audit"
 	names=$(grep -F '"event":"dns"' "$audit" | sed -n 's/.*"name":"\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')
 	if [ $driver = playwright ]; then
-		check "$who, $driver: the DNS filter saw only ok.test (got: $names)" [ "$names" = "ok.test " ]
+		check "$who ($uplink), $driver: the DNS filter saw only ok.test (got: $names)" [ "$names" = "ok.test " ]
 	else
 		# Puppeteer's own --disable-features replaces the wrapper's, so
 		# Chromium's network time queries (clients2.google.com) are back
-		diag "$who, $driver: names asked: $names"
+		diag "$who ($uplink), $driver: names asked: $names"
 	fi
 	twice=$(grep -F '"event":"dns"' "$audit" | grep -F '"decision":"refused"' |
 		sed -n 's/.*"name":"\([^"]*\)","type":"\([^"]*\)".*/\1 \2/p' | sort | uniq -d | tr '\n' ' ')
-	check "$who, $driver: no name and type refused in more than one record (got: $twice)" [ -z "$twice" ]
+	check "$who ($uplink), $driver: no name and type refused in more than one record (got: $twice)" [ -z "$twice" ]
 	grep -F '"event":"dns_refused_repeats"' "$audit" | sed 's/^/# /'
 	refused=$(grep -F '"event":"egress_refused"' "$audit" | grep -v '"dst":"ff02::[0-9a-f:]*","port":null,"proto":"icmpv6"')
-	check "$who, $driver: nothing else was refused" [ -z "$refused" ] || diag "$refused"
+	check "$who ($uplink), $driver: nothing else was refused" [ -z "$refused" ] || diag "$refused"
 done
 done
 
