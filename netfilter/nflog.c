@@ -660,8 +660,9 @@ int bc_nflog_conns_read(struct bc_audit *a)
 			bc_nflog_conns_close();
 			break;
 		}
-		/* written whole (smaller than PIPE_BUF): a short read is no
-		 * message of the relay's */
+		/* the relay writes each message whole (smaller than PIPE_BUF:
+		 * all or nothing, non-blocking), so the pipe holds whole
+		 * messages; anything else is no message of the relay's */
 		if (bc_nflog_conn_parse(&m, (size_t)n, &ev, &dropped) < 0)
 			continue;
 		connect_event(&c, &ev, dropped);

@@ -3,14 +3,21 @@
  * sets say, open private ranges honoured, the host's own addresses and
  * ports outside allow_ports refused, allow_cidrs and the DNS-pinned set
  * the only ways in, and the probes asked only when the judgement gets
- * that far. */
+ * that far; the messages the relay sends the supervisor for each
+ * connection it made (nflog.h): only a well-formed one is taken, each is
+ * a "connect" record, and what the relay had to drop is counted in
+ * "connect_suppressed". */
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../tap.h"
+#include "audit.h"
+#include "nflog.h"
 #include "policy.h"
 #include "relay.h"
 
@@ -29,6 +36,70 @@ static bool pinned(const uint8_t a[4], void *ctx)
 	(void)ctx;
 	pin_calls++;
 	return memcmp(a, pinned_addr, 4) == 0;
+}
+
+/* the relay's messages to the supervisor */
+static void conn_messages(void)
+{
+	const uint8_t a4[4] = { 203, 0, 113, 10 };
+	struct bc_nflog_conn_msg m;
+	struct bc_nflog_event ev;
+	uint32_t dropped = 99;
+
+	bc_nflog_conn_pack(&m, AF_INET, IPPROTO_TCP, a4, 443, 3);
+	ok(bc_nflog_conn_parse(&m, sizeof m, &ev, &dropped) == 0 && ev.family == AF_INET &&
+	   memcmp(ev.dst, a4, 4) == 0 && ev.port == 443 && ev.sport == -1 &&
+	   ev.proto == IPPROTO_TCP && dropped == 3 && strcmp(ev.rule, BC_NFLOG_CONNECT_PREFIX) == 0,
+	   "a relay message parses: address, port, protocol, the count dropped before it");
+	ok(bc_nflog_conn_parse(&m, sizeof m - 1, &ev, &dropped) == -EINVAL, "...not cut short");
+	struct { struct bc_nflog_conn_msg m; char more; } longer = { m, 0 };
+	ok(bc_nflog_conn_parse(&longer, sizeof longer, &ev, &dropped) == -EINVAL, "...nor longer");
+	struct bc_nflog_conn_msg bad = m;
+	bad.family = AF_UNIX;
+	ok(bc_nflog_conn_parse(&bad, sizeof bad, &ev, &dropped) == -EINVAL, "...an unknown family refused");
+	bad = m;
+	bad.proto = IPPROTO_ICMP;
+	ok(bc_nflog_conn_parse(&bad, sizeof bad, &ev, &dropped) == -EINVAL, "...a protocol not TCP or UDP refused");
+	bad = m;
+	bad.port = 0;
+	ok(bc_nflog_conn_parse(&bad, sizeof bad, &ev, &dropped) == -EINVAL, "...port 0 refused");
+	bad = m;
+	bad.addr[4] = 1;
+	ok(bc_nflog_conn_parse(&bad, sizeof bad, &ev, &dropped) == -EINVAL,
+	   "...an IPv4 message with bytes past the address refused");
+
+	/* through a pipe, as the supervisor reads it */
+	char path[] = "/tmp/test-relay-audit.XXXXXX";
+	int afd = mkstemp(path), p[2];
+	if (afd < 0 || pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		abort();
+	unlink(path);
+	struct bc_audit a = { .fd = afd };
+	snprintf(a.session, sizeof a.session, "test");
+	bc_nflog_conns_attach(p[0]);
+	bc_nflog_conn_pack(&m, AF_INET, IPPROTO_TCP, a4, 80, 0);
+	ok(write(p[1], &m, sizeof m) == (ssize_t)sizeof m, "write a message");
+	bad = m;
+	bad.family = AF_UNIX;
+	ok(write(p[1], &bad, sizeof bad) == (ssize_t)sizeof bad, "write a malformed one");
+	bc_nflog_conn_pack(&m, AF_INET, IPPROTO_TCP, a4, 81, 5);
+	ok(write(p[1], &m, sizeof m) == (ssize_t)sizeof m, "write one after 5 dropped");
+	is_int(bc_nflog_conns_read(&a), 2, "two connect records written (the malformed message ignored)");
+	close(p[1]);
+	bc_nflog_flush(&a);
+	is_int(bc_nflog_conns_fd(), -1, "the pipe is closed at the relay's end of file");
+	char buf[4096] = "";
+	ssize_t n = pread(afd, buf, sizeof buf - 1, 0);
+	buf[n > 0 ? n : 0] = 0;
+	ok(strstr(buf, "\"event\":\"connect\",\"session\":\"test\",\"dst\":\"203.0.113.10\","
+		       "\"port\":80,\"proto\":\"tcp\",\"name\":null") != NULL,
+	   "the first is a connect record (no pin: name null)");
+	ok(strstr(buf, "\"port\":81") != NULL, "so is the second");
+	ok(strstr(buf, "\"event\":\"connect_suppressed\",\"session\":\"test\",\"count\":5") != NULL,
+	   "the five dropped are counted in connect_suppressed");
+	if (tap_failed)
+		diag("%s", buf);
+	close(afd);
 }
 
 static const struct bc_relay_probe probe = { .is_host = is_host, .pinned = pinned };
@@ -119,5 +190,6 @@ int main(void)
 		ok(lr == 0 && bc_relay_carries(&q), "the relay carries the shipped %s", shipped[i]);
 		bc_policy_free(&q);
 	}
+	conn_messages();
 	return tap_done();
 }
