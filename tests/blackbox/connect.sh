@@ -134,7 +134,8 @@ for run in "veth root veth" "auto $TEST_USER relay" "pasta $TEST_USER pasta"; do
 	got=$(records "$LOG" connect | wc -l)
 	sup=$(records "$LOG" connect_suppressed | wc -l)
 	cnt=$(records "$LOG" connect_suppressed | sed -n 's/.*"count":\([0-9]*\).*/\1/p' | head -1)
-	check "$mode: fewer connect records than connections ($got of $FLOOD)" test "$got" -lt "$FLOOD"
+	check "$mode: fewer connect records than connections, but some ($got of $FLOOD)" \
+		test "$got" -gt 0 -a "$got" -lt "$FLOOD"
 	check "$mode: one connect_suppressed record ($sup)" test "$sup" = 1
 	check "$mode: records + count = connections ($got + ${cnt:-none})" \
 		test "$((got + ${cnt:-0}))" = "$FLOOD"
