@@ -7,7 +7,9 @@
  *   accept -> SO_ORIGINAL_DST -> bc_relay_judge
  *        refused -> reset (SO_LINGER 0), audit "egress_refused"
  *        allowed -> non-blocking connect from the supervisor's netns,
- *                   CONNECT_MS at most, audit "egress_relayed"
+ *                   CONNECT_MS at most, audit "egress_relayed", tell the
+ *                   supervisor (one message on cfg.conn_fd, never waiting:
+ *                   its "connect" record, nflog.h)
  *   both ways: a buffer per direction, read only into an empty buffer
  *   (back-pressure), EOF passed on as shutdown(SHUT_WR) once the buffer is
  *   written (half-close), idle connections dropped after IDLE_MS; at most
