@@ -479,14 +479,19 @@ static bool connect_repeat(const struct bc_nflog_event *ev, uint64_t now)
 /* One new allowed connection (a bc-connect packet or a relay message):
  * a "connect" record, or a count in connect_suppressed. lost: connections
  * the source could not report (they count as left out). */
+static void connect_lost(uint64_t lost, uint64_t now)
+{
+	if (!lost)
+		return;
+	if (!state.connect_suppressed)
+		state.connect_since_ms = now;
+	state.connect_suppressed += lost;
+}
+
 static void connect_event(struct drain_ctx *c, const struct bc_nflog_event *ev, uint64_t lost)
 {
 	uint64_t now = now_ms();
-	if (lost) {
-		if (!state.connect_suppressed)
-			state.connect_since_ms = now;
-		state.connect_suppressed += lost;
-	}
+	connect_lost(lost, now);
 	if (ev->family && ev->sport >= 0 && connect_repeat(ev, now))
 		return;
 	struct recent *r = &state.recent[state.recent_next++ % RECENT];
@@ -602,9 +607,19 @@ int bc_nflog_conn_parse(const void *buf, size_t len, struct bc_nflog_event *ev, 
 	struct bc_nflog_conn_msg m;
 	static const uint8_t zero[12];
 
+	static const uint8_t none[16];
+
 	if (len != sizeof m)
 		return -EINVAL;
 	memcpy(&m, buf, sizeof m);
+	if (m.family == 0) {         /* only a count of the dropped */
+		if (m.proto || m.port || !m.dropped || memcmp(m.addr, none, sizeof none) != 0)
+			return -EINVAL;
+		memset(ev, 0, sizeof *ev);
+		ev->port = ev->sport = -1;
+		*dropped = m.dropped;
+		return 0;
+	}
 	if ((m.family != AF_INET && m.family != AF_INET6) ||
 	    (m.proto != IPPROTO_TCP && m.proto != IPPROTO_UDP) || m.port == 0 ||
 	    (m.family == AF_INET && memcmp(m.addr + 4, zero, sizeof zero) != 0))
@@ -665,7 +680,10 @@ int bc_nflog_conns_read(struct bc_audit *a)
 		 * messages; anything else is no message of the relay's */
 		if (bc_nflog_conn_parse(&m, (size_t)n, &ev, &dropped) < 0)
 			continue;
-		connect_event(&c, &ev, dropped);
+		if (ev.family)
+			connect_event(&c, &ev, dropped);
+		else
+			connect_lost(dropped, now_ms());
 	}
 	return c.written;
 }

@@ -91,10 +91,13 @@ void bc_nflog_pins_close(void);
  * reaches only the relay's listener on lo), so the relay tells the
  * supervisor of each one it let through and connected, one message per
  * connection over a non-blocking pipe (it never waits: a message that
- * does not fit is dropped and counted into the next one's "dropped"). The
+ * does not fit is dropped and counted into the next one's "dropped", or
+ * into a message of family 0 that carries only the count, sent once the
+ * pipe has room again). The
  * supervisor writes them as "connect" records like the logged packets. */
 struct bc_nflog_conn_msg {
-	uint8_t family;              /* AF_INET or AF_INET6 */
+	uint8_t family;              /* AF_INET or AF_INET6; 0: only "dropped" (> 0),
+					every other field 0 */
 	uint8_t proto;               /* IPPROTO_TCP or IPPROTO_UDP */
 	uint16_t port;               /* destination port, host order, not 0 */
 	uint32_t dropped;            /* messages dropped (pipe full) since the last sent */
@@ -107,7 +110,8 @@ void bc_nflog_conn_pack(struct bc_nflog_conn_msg *msg, int family, uint8_t proto
 
 /* Check and unpack one message read from the relay (len: bytes read; it
  * must be exactly one message) into ev (sport -1, rule
- * BC_NFLOG_CONNECT_PREFIX) and *dropped. Pure. Returns 0 or -EINVAL. */
+ * BC_NFLOG_CONNECT_PREFIX; family 0 for a count-only message) and
+ * *dropped. Pure. Returns 0 or -EINVAL. */
 int bc_nflog_conn_parse(const void *buf, size_t len, struct bc_nflog_event *ev, uint32_t *dropped);
 
 /* The supervisor's end of the relay's pipe (non-blocking): taken over

@@ -501,15 +501,20 @@ static void audit_conn(struct relay *rl, const char *event, const char *dst, uin
 	bc_json_free(&j);
 }
 
-/* Tell the supervisor of a connection let through (its "connect" record):
- * one whole message or none, never waiting (the pipe is non-blocking; a
- * message that does not fit is counted into the next). */
+/* Tell the supervisor of a connection let through (its "connect" record),
+ * or (addr NULL) only how many messages were dropped: one whole message or
+ * none, never waiting (the pipe is non-blocking; a message that does not
+ * fit is counted into the next). */
 static void conn_tell(struct relay *rl, const struct in_addr *addr, uint16_t port)
 {
 	struct bc_nflog_conn_msg m;
 	if (rl->conn_fd < 0)
 		return;
-	bc_nflog_conn_pack(&m, AF_INET, IPPROTO_TCP, (const uint8_t *)addr, port, rl->conn_dropped);
+	if (addr)
+		bc_nflog_conn_pack(&m, AF_INET, IPPROTO_TCP, (const uint8_t *)addr, port,
+				   rl->conn_dropped);
+	else                                  /* only the count of those dropped */
+		bc_nflog_conn_pack(&m, 0, 0, NULL, 0, rl->conn_dropped);
 	ssize_t n;
 	do
 		n = write(rl->conn_fd, &m, sizeof m);
@@ -519,8 +524,8 @@ static void conn_tell(struct relay *rl, const struct in_addr *addr, uint16_t por
 	else if (n < 0 && errno == EPIPE) {   /* the supervisor's end is gone */
 		close(rl->conn_fd);
 		rl->conn_fd = -1;
-	} else if (rl->conn_dropped < UINT32_MAX)
-		rl->conn_dropped++;
+	} else if (addr && rl->conn_dropped < UINT32_MAX)
+		rl->conn_dropped++;             /* a count-only message is retried */
 }
 
 /* Close fd with a reset rather than a FIN. */
@@ -706,6 +711,8 @@ static int relay_run(struct relay *rl)
 			else
 				conn_event(rl, c);
 		}
+		if (rl->conn_dropped)   /* the count of the dropped, once there is room */
+			conn_tell(rl, NULL, 0);
 		uint64_t now = now_ms();
 		for (size_t i = 0; i < MAX_CONNS; i++)
 			if (rl->c[i].fd[0] >= 0 && rl->c[i].deadline < now)

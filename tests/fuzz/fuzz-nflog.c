@@ -55,7 +55,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	uint32_t dropped;
 	r = bc_nflog_conn_parse(buf, size, &ev, &dropped);
-	if (r == 0) {
+	if (r == 0 && ev.family == 0) {   /* a count only */
+		if (size != sizeof(struct bc_nflog_conn_msg) || dropped == 0 || ev.port != -1)
+			abort();
+		struct bc_nflog_conn_msg m;
+		bc_nflog_conn_pack(&m, 0, 0, NULL, 0, dropped);
+		if (memcmp(&m, buf, sizeof m) != 0)
+			abort();
+	} else if (r == 0) {
 		if (size != sizeof(struct bc_nflog_conn_msg) ||
 		    (ev.family != AF_INET && ev.family != AF_INET6) ||
 		    (ev.proto != IPPROTO_TCP && ev.proto != IPPROTO_UDP) || ev.port < 1 ||

@@ -67,6 +67,18 @@ static void conn_messages(void)
 	bad.addr[4] = 1;
 	ok(bc_nflog_conn_parse(&bad, sizeof bad, &ev, &dropped) == -EINVAL,
 	   "...an IPv4 message with bytes past the address refused");
+	struct bc_nflog_conn_msg count;
+	bc_nflog_conn_pack(&count, 0, 0, NULL, 0, 4);
+	ok(bc_nflog_conn_parse(&count, sizeof count, &ev, &dropped) == 0 && ev.family == 0 &&
+	   dropped == 4, "a count-only message parses");
+	bad = count;
+	bad.port = 80;
+	ok(bc_nflog_conn_parse(&bad, sizeof bad, &ev, &dropped) == -EINVAL,
+	   "...not with a port");
+	bad = count;
+	bad.dropped = 0;
+	ok(bc_nflog_conn_parse(&bad, sizeof bad, &ev, &dropped) == -EINVAL,
+	   "...nor with a count of 0");
 
 	/* through a pipe, as the supervisor reads it */
 	char path[] = "/tmp/test-relay-audit.XXXXXX";
@@ -84,6 +96,7 @@ static void conn_messages(void)
 	ok(write(p[1], &bad, sizeof bad) == (ssize_t)sizeof bad, "write a malformed one");
 	bc_nflog_conn_pack(&m, AF_INET, IPPROTO_TCP, a4, 81, 5);
 	ok(write(p[1], &m, sizeof m) == (ssize_t)sizeof m, "write one after 5 dropped");
+	ok(write(p[1], &count, sizeof count) == (ssize_t)sizeof count, "write a count of 4 dropped");
 	is_int(bc_nflog_conns_read(&a), 2, "two connect records written (the malformed message ignored)");
 	close(p[1]);
 	bc_nflog_flush(&a);
@@ -95,8 +108,8 @@ static void conn_messages(void)
 		       "\"port\":80,\"proto\":\"tcp\",\"name\":null") != NULL,
 	   "the first is a connect record (no pin: name null)");
 	ok(strstr(buf, "\"port\":81") != NULL, "so is the second");
-	ok(strstr(buf, "\"event\":\"connect_suppressed\",\"session\":\"test\",\"count\":5") != NULL,
-	   "the five dropped are counted in connect_suppressed");
+	ok(strstr(buf, "\"event\":\"connect_suppressed\",\"session\":\"test\",\"count\":9") != NULL,
+	   "the 5 + 4 dropped are counted in connect_suppressed");
 	if (tap_failed)
 		diag("%s", buf);
 	close(afd);
