@@ -124,7 +124,7 @@ static int cmd_run(int argc, char **argv)
 	struct bc_audit audit = { .fd = -1 };
 	struct bc_lease lease = { .lock_fd = -1 };
 	struct bc_quota quota = BC_QUOTA_INIT;
-	struct bc_launch l = { .profile_fd = -1, .audit = &audit };
+	struct bc_launch l = { .profile_fd = -1, .fork_downloads_mnt = -1, .audit = &audit };
 	struct bc_fork_downloads fdl = BC_FORK_DOWNLOADS_INIT;
 	struct bc_policy p = {0};
 	struct bc_error err = {0};
@@ -355,6 +355,7 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		l.fork_downloads_dir = fdl.active ? fdl.dir : NULL;
+		l.fork_downloads_tmpfs = fdl.tmpfs ? fdl.tmpfs_size : 0;
 	}
 	/* The disk bound: a project quota on an assigned profile (refused here
 	 * when it cannot be enforced and limits are required); a template's
@@ -370,16 +371,22 @@ static int cmd_run(int argc, char **argv)
 	ret = bc_launch_run(&l, &err);
 	if (ret < 0)
 		ret = errorf(BC_EXIT_LAUNCHER, "%s", err.msg);
+	if (fdl.tmpfs)
+		fdl.mnt_fd = TAKE_FD(l.fork_downloads_mnt);
 out:
 	if (launched) {
 		/* Evidence of what the run leaves behind, while the lease still
 		 * keeps every other sandbox out of the profile. */
 		char dl[4096];
 		snprintf(dl, sizeof dl, "%s/Downloads", l.profile_dir ? l.profile_dir : "");
-		bc_teardown_audit(&audit, template_name ? "template_upper_discarded"
-				  : !l.profile_dir ? "ephemeral_destroyed"
-				  : label ? bc_lease_disposition(&lease) : "persistent_kept",
-				  l.profile_dir, fdl.active ? fdl.dir : l.profile_dir && p.downloads ? dl : NULL);
+		if (fdl.tmpfs)
+			bc_teardown_audit_fd(&audit, "template_upper_discarded", l.profile_dir, "(fork tmpfs)",
+					     fdl.mnt_fd);
+		else
+			bc_teardown_audit(&audit, template_name ? "template_upper_discarded"
+					  : !l.profile_dir ? "ephemeral_destroyed"
+					  : label ? bc_lease_disposition(&lease) : "persistent_kept",
+					  l.profile_dir, fdl.active ? fdl.dir : l.profile_dir && p.downloads ? dl : NULL);
 	}
 	bc_quota_release(&quota);
 	bc_fork_downloads_end(&fdl, &audit);
