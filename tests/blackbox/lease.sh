@@ -251,7 +251,11 @@ import json, sys
 r = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == sys.argv[2] and r["session"] == sys.argv[3]][-1]
 print(json.dumps(r, sort_keys=True))' "$AUD" "$1" "$2"; }
 	RPOL=$SCRATCH/record-$who.ini
-	sed -e 's/^required = no$/required = yes/' -e '/^\[filesystem\]$/a profile_quota = 8M' "$POL" >"$RPOL"; chmod 644 "$RPOL"
+	# (as the shipped default: required limits, as root; an unprivileged
+	# caller cannot have required cgroup limits on a cgroup v1 host at all,
+	# so there the tmpfs bound is what is checked)
+	if [ "$who" = root ]; then req=yes; else req=no; fi
+	sed -e "s/^required = no\$/required = $req/" -e '/^\[filesystem\]$/a profile_quota = 8M' "$POL" >"$RPOL"; chmod 644 "$RPOL"
 	mnt_points() { awk '$(NF-2) == "tmpfs" {print $5}' /proc/self/mountinfo | sort; }
 	mnt0=$(mnt_points)
 	out=$(fork "$RPOL" 'D=$BROWSERCAGE_DOWNLOADS; [ "$(stat -c %u:%a "$D")" = "$(id -u):700" ] &&
@@ -259,7 +263,7 @@ print(json.dumps(r, sort_keys=True))' "$AUD" "$1" "$2"; }
 		printf hello >"$D/sub/h.txt" && ln -s '"$V"' "$D/vdir" && ln -s '"$V/f"' "$D/vfile" && echo wrote;
 		if head -c 16777216 /dev/zero >"$D/big" 2>/dev/null; then echo unbounded; else echo bounded; fi; rm -f "$D/big"' 2>&1)
 	sid=$(lastsid); td=$(rec teardown "$sid"); fr=$(rec fork_downloads "$sid")
-	check "$who: a fork starts under required limits without project quotas, its Downloads the sandbox user's ($out)" \
+	check "$who: a fork starts (required = $req) without project quotas, its Downloads the sandbox user's ($out)" \
 		[ "$out" = "wrote
 bounded" ]
 	check "$who: ...a write beyond profile_quota fails inside the fork" grep -qx bounded <<<"$out"
