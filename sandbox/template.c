@@ -561,8 +561,8 @@ int bc_fork_downloads_prepare(struct bc_fork_downloads *f, const char *root, con
 		char msg[sizeof err->msg];
 		copy_str(msg, sizeof msg, err->msg);
 		err->code = 0;
-		bc_error_set(err, -r, "%s; or, for a template fork, set [filesystem] fork_downloads = discard "
-			     "(its downloads then stay on its tmpfs, unlisted)", msg);
+		bc_error_set(err, -r, "%s; or, for a template fork, set [filesystem] fork_downloads = record "
+			     "(the default: a sized tmpfs, listed at teardown) or fork_downloads = discard", msg);
 		goto fail;
 	}
 	if ((*launch_fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 3)) < 0) {
