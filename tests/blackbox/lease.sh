@@ -282,6 +282,13 @@ bounded" ]
 		eval '[ ! -e "$R/.forks" ] && [ "$(mnt_points)" = "$mnt0" ] &&
 			grep -q "\"action\": \"deleted\", \"dir\": \"(fork tmpfs)\", .*\"size\": 8388608, \"storage\": \"tmpfs\"" <<<"$fr"'
 	check "$who: ...and the template is unchanged" [ "$(tree_sum "$T")" = "$sum0" ]
+	if [ "$who" = root ]; then
+		out=$(fork "$top_srcdir/profiles/default.ini" 'printf abc >"$BROWSERCAGE_DOWNLOADS/r.txt" && echo STARTED' 2>&1)
+		sid=$(lastsid); td=$(rec teardown "$sid"); fr=$(rec fork_downloads "$sid")
+		check "root: run --template under the shipped profiles/default.ini starts on this host, its download listed ($out)" \
+			eval '[ "$out" = STARTED ] && grep -q "\"name\": \"r.txt\", \"sha256\": \"ba7816bf" <<<"$td" &&
+				grep -q "\"size\": 1073741824, \"storage\": \"tmpfs\"" <<<"$fr" && [ ! -e "$R/.forks" ]'
+	fi
 	KPOL=$SCRATCH/keep-$who.ini DPOL=$SCRATCH/discard-$who.ini
 	RO_BIND="$top_builddir/tests/helpers,$SCRATCH/chan" write_policy "$KPOL" "filesystem.fork_downloads = keep"
 	RO_BIND="$top_builddir/tests/helpers,$SCRATCH/chan" write_policy "$DPOL" "filesystem.fork_downloads = discard"
