@@ -27,6 +27,9 @@
  *     -- "cgroup" (tasks fds) -->   join the cgroup, check
  *        (v1; it stands for "go";   /proc/self/cgroup
  *        v2: "go")                  cgroup ns
+ *     <-- "downloads" (a fork's     (--template, record: its
+ *        Downloads tmpfs; kept       Downloads tmpfs's mount fd)
+ *        for teardown)
  *                                   spawn ---------------------------------> 7 setsid, rlimits,
  *                                   drop caps, reap, forward                   env, close fds,
  *                                   signals, exit with status                  drop caps,
