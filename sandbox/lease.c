@@ -932,7 +932,7 @@ int bc_downloads_scan_fd(int dirfd, struct bc_json *j)
 }
 
 static int teardown_audit(struct bc_audit *a, const char *disposition, const char *profile,
-			  const char *downloads_dir, int dirfd)
+			  const char *downloads_dir, bool by_fd, int dirfd)
 {
 	struct bc_json j;
 	bc_json_init(&j);
@@ -940,7 +940,7 @@ static int teardown_audit(struct bc_audit *a, const char *disposition, const cha
 	bc_json_str(&j, "profile", profile);
 	bc_json_str(&j, "downloads_dir", downloads_dir);
 	int r = 0;
-	if (downloads_dir && dirfd != -2)
+	if (downloads_dir && by_fd)
 		r = bc_downloads_scan_fd(dirfd, &j);
 	else if (downloads_dir)
 		r = bc_downloads_scan(downloads_dir, &j);
@@ -954,13 +954,13 @@ static int teardown_audit(struct bc_audit *a, const char *disposition, const cha
 int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *profile,
 		      const char *downloads_dir)
 {
-	return teardown_audit(a, disposition, profile, downloads_dir, -2);
+	return teardown_audit(a, disposition, profile, downloads_dir, false, -1);
 }
 
 int bc_teardown_audit_fd(struct bc_audit *a, const char *disposition, const char *profile,
 			 const char *shown, int dirfd)
 {
-	return teardown_audit(a, disposition, profile, shown, dirfd < 0 ? -1 : dirfd);
+	return teardown_audit(a, disposition, profile, shown, true, dirfd);
 }
 
 /* ---- subcommands ------------------------------------------------------------------ */
