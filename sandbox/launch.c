@@ -27,6 +27,9 @@
  *     -- "cgroup" (tasks fds) -->   join the cgroup, check
  *        (v1; it stands for "go";   /proc/self/cgroup
  *        v2: "go")                  cgroup ns
+ *     <-- "downloads" (a fork's     (--template, record: its
+ *        Downloads tmpfs; kept       Downloads tmpfs's mount fd)
+ *        for teardown)
  *                                   spawn ---------------------------------> 7 setsid, rlimits,
  *                                   drop caps, reap, forward                   env, close fds,
  *                                   signals, exit with status                  drop caps,
@@ -52,6 +55,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
@@ -74,6 +78,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -112,6 +117,8 @@ enum bc_msg_type {
 			     * its cgroups itself) */
 	BC_MSG_READY,       /* worker -> supervisor: hardened, about to execve;
 			     * code = the Landlock ABI in force */
+	BC_MSG_DOWNLOADS,   /* init -> supervisor, after "go": carries the mount
+			     * fd of a fork's Downloads tmpfs (mount.h) */
 	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
 };
 
@@ -161,7 +168,7 @@ static int msg_send(int fd, enum bc_msg_type type, int code, const char *text)
 
 /* Receive one message; 0 on EOF, 1 with *m filled, -errno on error or on
  * anything that is not a well-formed message. Descriptors are accepted
- * only with BC_MSG_NETNS, BC_MSG_NET and BC_MSG_CGROUP, at most
+ * only with BC_MSG_NETNS, BC_MSG_NET, BC_MSG_CGROUP and BC_MSG_DOWNLOADS, at most
  * BC_MSG_MAX_FDS; any others are closed. */
 static int msg_recv(int fd, struct bc_msg *m, int *fds, size_t *nfds)
 {
@@ -196,7 +203,7 @@ static int msg_recv(int fd, struct bc_msg *m, int *fds, size_t *nfds)
 	bool bad = n != (ssize_t)sizeof *m || m->type < BC_MSG_IDS || m->type > BC_MSG_ERROR ||
 		   (msg.msg_flags & MSG_CTRUNC) ||
 		   (got && ((m->type != BC_MSG_NET && m->type != BC_MSG_NETNS &&
-			     m->type != BC_MSG_CGROUP) || !fds));
+			     m->type != BC_MSG_CGROUP && m->type != BC_MSG_DOWNLOADS) || !fds));
 	if (bad || n == 0) {
 		for (size_t i = 0; i < got; i++)
 			close(tmp[i]);
@@ -302,6 +309,9 @@ void bc_launch_free(struct bc_launch *l)
 	if (l->fork_downloads_dir && l->fork_downloads_fd >= 0)
 		close(l->fork_downloads_fd);
 	l->fork_downloads_fd = -1;
+	if (l->fork_downloads_tmpfs && l->fork_downloads_mnt >= 0)
+		close(l->fork_downloads_mnt);
+	l->fork_downloads_mnt = -1;
 }
 
 /* ---- worker: the process that becomes the command ------------------------ */
@@ -741,6 +751,16 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	char leaf[64];
 	snprintf(leaf, sizeof leaf, "bc-%s", l->session_id);
 	cgroup_enter(leaf, sync_fd);
+	/* a fork's Downloads tmpfs, for the supervisor to read at teardown */
+	if (rfs->fork_downloads_fd >= 0) {
+		int r = msg_send_fds(sync_fd, BC_MSG_DOWNLOADS, 0, NULL, &rfs->fork_downloads_fd, 1);
+		close(rfs->fork_downloads_fd);
+		rfs->fork_downloads_fd = -1;
+		if (r < 0) {
+			bc_error_errno(&err, -r, "hand the fork's Downloads to the supervisor");
+			child_fail(sync_fd, &err);
+		}
+	}
 	if (unshare(CLONE_NEWCGROUP) < 0) {
 		bc_error_errno(&err, errno, "create the cgroup namespace");
 		child_fail(sync_fd, &err);
@@ -1244,6 +1264,30 @@ static int receive_netns(struct supervisor *s, int *rtnl, struct bc_error *err)
 	return bc_devtools_attach(&s->devtools, s->child, netns, err);
 }
 
+/* The sandbox's "downloads" message: the mount fd of a fork's Downloads
+ * tmpfs, checked to be a tmpfs directory, kept in l->fork_downloads_mnt
+ * past the sandbox's end for the teardown scan (bc_downloads_scan_fd). */
+static int receive_downloads(struct supervisor *s, struct bc_error *err)
+{
+	int fds[BC_MSG_MAX_FDS];
+	size_t n = 0;
+	int r = recv_expect(s->sync_fd, BC_MSG_DOWNLOADS, fds, &n, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 1; i < n; i++)
+		close(fds[i]);
+	struct statfs sf;
+	struct stat st;
+	if (n != 1 || fstatfs(fds[0], &sf) < 0 || sf.f_type != TMPFS_MAGIC || fstat(fds[0], &st) < 0 ||
+	    !S_ISDIR(st.st_mode)) {
+		if (n)
+			close(fds[0]);
+		return bc_error_set(err, EPROTO, "the sandbox did not hand up its Downloads tmpfs");
+	}
+	s->l->fork_downloads_mnt = fds[0];
+	return 0;
+}
+
 static int supervise_network(struct supervisor *s, struct bc_error *err)
 {
 	const struct bc_policy *p = s->l->policy;
@@ -1551,6 +1595,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		rfs.template_dir = l->template_dir;
 		rfs.template_fd = TAKE_FD(l->template_fd);
 	}
+	l->fork_downloads_mnt = -1;
+	rfs.fork_downloads_size = l->template_dir ? l->fork_downloads_tmpfs : 0;
 	if (l->fork_downloads_dir && (ret = bc_rootfs_fork_downloads(&rfs, l->fork_downloads_dir,
 								    TAKE_FD(l->fork_downloads_fd), err)) < 0) {
 		bc_rootfs_free(&rfs);
@@ -1684,6 +1730,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		ret = recv_expect(s.sync_fd, 0, NULL, NULL, err);
 		goto kill;
 	}
+	if (rfs.fork_downloads_size && (ret = receive_downloads(&s, err)) < 0)
+		goto kill;
 	audit_start(&s, &rfs);
 	if (l->ttl && (ret = arm_timer(s.timer_fd, l->ttl)) < 0) {
 		bc_error_errno(err, -ret, "arm the deadline timer");

@@ -41,6 +41,10 @@ struct bc_launch {
 	int template_fd;              /* its O_PATH fd from bc_profile_open (used if template_dir) */
 	const char *fork_downloads_dir; /* --template: host Downloads bound over the fork's (template.h) */
 	int fork_downloads_fd;        /* its O_PATH fd (used if fork_downloads_dir; moves to the launch) */
+	uint64_t fork_downloads_tmpfs; /* --template, fork_downloads = record: size of the
+				       * fork's Downloads tmpfs, 0 = none (mount.h) */
+	int fork_downloads_mnt;       /* its mount fd, set by bc_launch_run (-1 until handed up;
+				       * init it to -1): readable after the sandbox ended */
 	/* --devtools-forward: the command's stderr is a pipe read by the
 	 * DevTools forwarder (devtools.h); devtools_stderr is its write end,
 	 * set by bc_launch_run. Chromium's port inside the sandbox (1..65535)

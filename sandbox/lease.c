@@ -895,7 +895,9 @@ static void scan_dir(struct scan *sc, int dfd, const char *prefix, int depth)
 	closedir(d);
 }
 
-int bc_downloads_scan(const char *dir, struct bc_json *j)
+/* The scan of the directory open at fd (O_RDONLY; consumed), or of none
+ * with r (-errno) when it could not be opened. */
+static int downloads_scan(int fd, int r, struct bc_json *j)
 {
 	struct scan sc = {0};
 	clock_gettime(CLOCK_MONOTONIC, &sc.deadline);
@@ -905,10 +907,6 @@ int bc_downloads_scan(const char *dir, struct bc_json *j)
 		sc.deadline.tv_sec++;
 		sc.deadline.tv_nsec -= 1000000000L;
 	}
-	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
-	int r = fd < 0 && errno != ENOENT ? -errno : 0;
 	if (fd >= 0)
 		scan_dir(&sc, fd, "", 0);
 	_cleanup_free_ char *arr = NULL;
@@ -927,8 +925,22 @@ int bc_downloads_scan(const char *dir, struct bc_json *j)
 	return r;
 }
 
-int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *profile,
-		      const char *downloads_dir)
+int bc_downloads_scan(const char *dir, struct bc_json *j)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+	return downloads_scan(fd, fd < 0 && errno != ENOENT ? -errno : 0, j);
+}
+
+int bc_downloads_scan_fd(int dirfd, struct bc_json *j)
+{
+	int fd = dirfd < 0 ? -1 : openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return downloads_scan(fd, dirfd < 0 ? -EBADF : fd < 0 ? -errno : 0, j);
+}
+
+static int teardown_audit(struct bc_audit *a, const char *disposition, const char *profile,
+			  const char *downloads_dir, bool by_fd, int dirfd)
 {
 	struct bc_json j;
 	bc_json_init(&j);
@@ -936,13 +948,27 @@ int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *p
 	bc_json_str(&j, "profile", profile);
 	bc_json_str(&j, "downloads_dir", downloads_dir);
 	int r = 0;
-	if (downloads_dir)
+	if (downloads_dir && by_fd)
+		r = bc_downloads_scan_fd(dirfd, &j);
+	else if (downloads_dir)
 		r = bc_downloads_scan(downloads_dir, &j);
 	else
 		bc_json_raw(&j, "downloads", "null");
 	int w = bc_audit_write(a, "teardown", &j);
 	bc_json_free(&j);
 	return r < 0 ? r : w;
+}
+
+int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *profile,
+		      const char *downloads_dir)
+{
+	return teardown_audit(a, disposition, profile, downloads_dir, false, -1);
+}
+
+int bc_teardown_audit_fd(struct bc_audit *a, const char *disposition, const char *profile,
+			 const char *shown, int dirfd)
+{
+	return teardown_audit(a, disposition, profile, shown, true, dirfd);
 }
 
 /* ---- subcommands ------------------------------------------------------------------ */

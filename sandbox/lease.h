@@ -106,10 +106,21 @@ int bc_attempt_begin(const char *root, const char *task, const char *session, co
  * "skipped" reason, and counted in "downloads_not_hashed". */
 int bc_downloads_scan(const char *dir, struct bc_json *j);
 
+/* The same scan of the directory dirfd refers to (any fd of it, O_PATH
+ * too; not consumed), e.g. the mount fd of a fork's Downloads tmpfs that
+ * is no longer attached anywhere. dirfd < 0: an empty list with
+ * "downloads_error" (the directory was never handed over). */
+int bc_downloads_scan_fd(int dirfd, struct bc_json *j);
+
 /* The "teardown" record: profile disposition (and profile path), then the
  * downloads evidence of downloads_dir (NULL: none retained). */
 int bc_teardown_audit(struct bc_audit *a, const char *disposition, const char *profile,
 		      const char *downloads_dir);
+
+/* The same record with the downloads evidence read through dirfd
+ * (bc_downloads_scan_fd); shown is what "downloads_dir" says. */
+int bc_teardown_audit_fd(struct bc_audit *a, const char *disposition, const char *profile,
+			 const char *shown, int dirfd);
 
 /* The identity marker in a labelled profile directory (lease.c). */
 #define BC_PROFILE_MARKER ".browsercage-profile"

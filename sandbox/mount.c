@@ -99,7 +99,8 @@ int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid,
 	char path[4096];
 	int ret;
 
-	*r = (struct bc_rootfs){ .policy = p, .uid = uid, .gid = gid, .template_tree = -1 };
+	*r = (struct bc_rootfs){ .policy = p, .uid = uid, .gid = gid, .template_tree = -1,
+				 .fork_downloads_fd = -1 };
 	for (size_t i = 0; i < ARRAY_SIZE(usr_links); i++) {
 		snprintf(path, sizeof path, "/%s", usr_links[i]);
 		if ((ret = rootfs_add_host(r, path, path, BC_BIND_RO, true, err)) < 0)
@@ -594,7 +595,39 @@ static int ensure_user_dir(const char *dir, const struct bc_rootfs *r, struct bc
 	return 0;
 }
 
-int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
+/* A fork's Downloads (fork_downloads = record): a tmpfs of the policy's
+ * size, owned by the sandbox user, mode 0700, nosuid, nodev, noexec,
+ * attached over the directory ensure_user_dir made in the overlay (opened
+ * again without symlinks). Its mount fd stays in r->fork_downloads_fd:
+ * pid 1 hands it to the supervisor, which reads the files through it at
+ * teardown, after the mount namespace (and the mount's place in it) is
+ * gone; closing the last fd frees the tmpfs. */
+static int mount_fork_downloads(struct bc_rootfs *r, struct bc_error *err)
+{
+	char size[32], uid[16], gid[16];
+	snprintf(size, sizeof size, "%llu", (unsigned long long)r->fork_downloads_size);
+	snprintf(uid, sizeof uid, "%u", (unsigned)r->uid);
+	snprintf(gid, sizeof gid, "%u", (unsigned)r->gid);
+	_cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "uid", uid, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "gid", gid, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return bc_error_errno(err, errno, "create the fork's Downloads tmpfs");
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					  MOUNT_ATTR_NOEXEC);
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int at = (int)syscall(SYS_openat2, AT_FDCWD, rel(r->downloads), &how, sizeof how);
+	if (mnt < 0 || at < 0 ||
+	    move_mount(mnt, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return bc_error_errno(err, errno, "mount the fork's Downloads tmpfs on %s", r->downloads);
+	r->fork_downloads_fd = TAKE_FD(mnt);
+	return 0;
+}
+
+int bc_rootfs_build(struct bc_rootfs *r, struct bc_error *err)
 {
 	const struct bc_policy *p = r->policy;
 	int ret;
@@ -688,6 +721,9 @@ int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err)
 		goto out;
 	if (r->downloads && (ret = ensure_user_dir(rel(r->downloads), r, err)) < 0)
 		goto out;
+	if (r->fork_downloads_size && r->template_dir && r->downloads &&
+	    (ret = mount_fork_downloads(r, err)) < 0)
+		goto out;
 	/* a fork's host Downloads, over the directory just made in the overlay */
 	for (size_t i = 0; i < r->n_binds; i++)
 		if (sorted[i].late && (ret = bind_one(&sorted[i], fds[i], err)) < 0)
@@ -769,6 +805,8 @@ int bc_rootfs_verify(const struct bc_rootfs *r, struct bc_error *err)
 	}
 	if (r->template_dir)
 		want[nw++] = (typeof(want[0])){ r->profile, false, false, false };
+	if (r->fork_downloads_fd >= 0)
+		want[nw++] = (typeof(want[0])){ r->downloads, false, false, false };
 	for (size_t i = 0; i < r->n_binds; i++) {
 		if (r->binds[i].kind == BC_LINK)
 			continue;

@@ -50,6 +50,13 @@ struct bc_rootfs {
 	const char *template_dir;
 	int template_fd;
 	int template_tree;         /* as root: the template's idmapped mount, or -1 */
+	/* --template, fork_downloads = record: the overlay's Downloads is a
+	 * tmpfs of this many bytes (0: none), made in the sandbox's user
+	 * namespace by bc_rootfs_build, which leaves its mount fd in
+	 * fork_downloads_fd (-1 before; the caller closes it) so that it can
+	 * be read after the sandbox is gone. */
+	uint64_t fork_downloads_size;
+	int fork_downloads_fd;
 };
 
 #define BC_SANDBOX_HOME "/home/sandbox"
@@ -76,8 +83,9 @@ int bc_rootfs_idmap(struct bc_rootfs *r, int userns_fd, struct bc_error *err);
 
 /* Child, step 5: build the root on tmpfs and pivot_root into it. Needs
  * CAP_SYS_ADMIN in the user namespace owning the current mount namespace.
- * On return the cwd is the new "/". */
-int bc_rootfs_build(const struct bc_rootfs *r, struct bc_error *err);
+ * On return the cwd is the new "/" (and r->fork_downloads_fd is set when
+ * r->fork_downloads_size is). */
+int bc_rootfs_build(struct bc_rootfs *r, struct bc_error *err);
 
 /* Child, step 6: the mount table holds exactly what was built, with the
  * expected read-only flags. */

@@ -217,6 +217,7 @@ static int session_template(struct session *s, const char *what, const char *nam
 					   l->profile_gid, &s->audit, &l->fork_downloads_fd, err)) < 0)
 		return r;
 	l->fork_downloads_dir = s->fdl.active ? s->fdl.dir : NULL;
+	l->fork_downloads_tmpfs = s->fdl.tmpfs ? s->fdl.tmpfs_size : 0;
 	return 0;
 }
 
@@ -309,7 +310,12 @@ static int session_start(struct session *s, const struct bc_session_spec *spec, 
 	if (!l->argv || !l->argv[0])
 		return bc_error_set(err, EINVAL, "no command given");
 	s->launched = true;
-	return bc_launch_run(l, err);
+	r = bc_launch_run(l, err);
+	/* the fork's downloads tmpfs, handed up by the sandbox: listed at
+	 * the end, freed when its fd closes */
+	if (s->fdl.tmpfs)
+		s->fdl.mnt_fd = TAKE_FD(l->fork_downloads_mnt);
+	return r;
 }
 
 static void session_end(struct session *s, const struct bc_session_spec *spec)
@@ -320,11 +326,15 @@ static void session_end(struct session *s, const struct bc_session_spec *spec)
 		 * still keeps every other sandbox out of the profile. */
 		char dl[4096];
 		snprintf(dl, sizeof dl, "%s/Downloads", l->profile_dir ? l->profile_dir : "");
-		bc_teardown_audit(&s->audit, spec->template_name ? "template_upper_discarded"
-				  : !l->profile_dir ? "ephemeral_destroyed"
-				  : s->label ? bc_lease_disposition(&s->lease) : "persistent_kept",
-				  l->profile_dir, s->fdl.active ? s->fdl.dir
-				  : l->profile_dir && s->p.downloads ? dl : NULL);
+		if (s->fdl.tmpfs)
+			bc_teardown_audit_fd(&s->audit, "template_upper_discarded", l->profile_dir,
+					     "(fork tmpfs)", s->fdl.mnt_fd);
+		else
+			bc_teardown_audit(&s->audit, spec->template_name ? "template_upper_discarded"
+					  : !l->profile_dir ? "ephemeral_destroyed"
+					  : s->label ? bc_lease_disposition(&s->lease) : "persistent_kept",
+					  l->profile_dir, s->fdl.active ? s->fdl.dir
+					  : l->profile_dir && s->p.downloads ? dl : NULL);
 	}
 	bc_quota_release(&s->quota);
 	bc_fork_downloads_end(&s->fdl, &s->audit);
@@ -350,7 +360,7 @@ int bc_session_run(const struct bc_session_spec *spec, struct bc_error *err)
 		.fdl = BC_FORK_DOWNLOADS_INIT,
 		.task_fd = -1,
 		/* what bc_launch_free releases: nothing until bc_launch_prepare */
-		.l = { .profile_fd = -1, .template_fd = -1, .fork_downloads_fd = -1, .host = { .lock_fd = -1 } },
+		.l = { .profile_fd = -1, .template_fd = -1, .fork_downloads_fd = -1, .fork_downloads_mnt = -1, .host = { .lock_fd = -1 } },
 	};
 	s.l.audit = &s.audit;
 	int r = session_start(&s, spec, err);

@@ -517,6 +517,11 @@ int bc_fork_downloads_prepare(struct bc_fork_downloads *f, const char *root, con
 	*launch_fd = -1;
 	if (!p->downloads || p->fork_downloads == BC_FORK_DL_DISCARD)
 		return 0;
+	if (p->fork_downloads == BC_FORK_DL_RECORD) {
+		f->tmpfs = true;
+		f->tmpfs_size = p->profile_quota ? p->profile_quota : p->tmp_size ? p->tmp_size : 256ULL << 20;
+		return 0;
+	}
 	if (!bc_id_valid(BC_ID_SESSION, session))
 		return bc_error_set(err, EINVAL, "fork downloads: invalid session id");
 	_cleanup_close_ int root_fd = bc_profile_root_open(root, err);
@@ -555,8 +560,8 @@ int bc_fork_downloads_prepare(struct bc_fork_downloads *f, const char *root, con
 		char msg[sizeof err->msg];
 		copy_str(msg, sizeof msg, err->msg);
 		err->code = 0;
-		bc_error_set(err, -r, "%s; or, for a template fork, set [filesystem] fork_downloads = discard "
-			     "(its downloads then stay on its tmpfs, unlisted)", msg);
+		bc_error_set(err, -r, "%s; or, for a template fork, set [filesystem] fork_downloads = record "
+			     "(the default: a sized tmpfs, listed at teardown) or fork_downloads = discard", msg);
 		goto fail;
 	}
 	if ((*launch_fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 3)) < 0) {
@@ -572,6 +577,21 @@ fail:
 
 void bc_fork_downloads_end(struct bc_fork_downloads *f, struct bc_audit *a)
 {
+	if (f->tmpfs) {
+		if (f->mnt_fd >= 0)
+			close(f->mnt_fd);   /* the last reference: the tmpfs is freed */
+		struct bc_json j;
+		bc_json_init(&j);
+		bc_json_str(&j, "dir", "(fork tmpfs)");
+		bc_json_str(&j, "storage", "tmpfs");
+		bc_json_uint(&j, "size", f->tmpfs_size);
+		bc_json_str(&j, "action", f->mnt_fd >= 0 ? "deleted" : "not_handed_up");
+		if (a)
+			bc_audit_write(a, "fork_downloads", &j);
+		bc_json_free(&j);
+		f->mnt_fd = -1;
+		f->tmpfs = false;
+	}
 	bc_quota_release(&f->quota);
 	if (f->fd >= 0) {
 		close(f->fd);

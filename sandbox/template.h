@@ -55,8 +55,14 @@ int bc_template_rm(const char *root, const char *name, struct bc_audit *a, struc
 int bc_template_open(const char *what, const char *root, const char *name, uid_t uid, gid_t gid,
 		     struct bc_audit *a, int *fd, char *dir, size_t dirlen, struct bc_error *err);
 
-/* A fork's downloads ([filesystem] fork_downloads, with downloads = yes):
- * a host directory per session, <root>/.forks/<session>/Downloads, owned
+/* A fork's downloads ([filesystem] fork_downloads, with downloads = yes).
+ * record (the default): a tmpfs made inside the sandbox over the overlay's
+ * Downloads, sized profile_quota (tmp_size when that is 0), which needs no
+ * host directory and no quota; its mount fd reaches the supervisor
+ * (bc_launch.fork_downloads_mnt, moved to mnt_fd here), which lists its
+ * files at teardown through it (bc_teardown_audit_fd) and closes it, which
+ * frees the tmpfs. keep: a host directory per session,
+ * <root>/.forks/<session>/Downloads, owned
  * by the sandbox user's host uid and group (as root; else the caller),
  * bound over the overlay's Downloads (bc_rootfs_fork_downloads) and
  * bounded by a project quota of profile_quota as an assigned profile is
@@ -65,6 +71,9 @@ int bc_template_open(const char *what, const char *root, const char *name, uid_t
  * downloads (bc_teardown_audit), then it is deleted (record) or left in
  * place (keep), without following any symlink; audited ("fork_downloads"). */
 struct bc_fork_downloads {
+	bool tmpfs;             /* record: on a tmpfs of tmpfs_size bytes */
+	uint64_t tmpfs_size;
+	int mnt_fd;             /* record: its mount fd once the launch handed it up, -1 */
 	bool active;            /* a directory was made for this session */
 	bool keep;
 	int forks_fd;           /* <root>/.forks, -1 */
@@ -73,17 +82,18 @@ struct bc_fork_downloads {
 	char dir[4200];         /* its host path */
 	struct bc_quota quota;
 };
-#define BC_FORK_DOWNLOADS_INIT { .forks_fd = -1, .fd = -1, .quota = BC_QUOTA_INIT }
+#define BC_FORK_DOWNLOADS_INIT { .mnt_fd = -1, .forks_fd = -1, .fd = -1, .quota = BC_QUOTA_INIT }
 
-/* Make the directory when the policy asks for it (else f stays inactive
- * and 0 is returned). *launch_fd: a second O_PATH fd of it for the launch
+/* record: set tmpfs and tmpfs_size, and return 0. keep: make the
+ * directory (else f stays inactive and 0 is returned). *launch_fd: a second O_PATH fd of it for the launch
  * (bc_launch.fork_downloads_fd), -1 when inactive. Writes the "disk"
  * record of the directory. On failure nothing is left behind. */
 int bc_fork_downloads_prepare(struct bc_fork_downloads *f, const char *root, const char *session,
 			      const struct bc_policy *p, uid_t uid, gid_t gid, struct bc_audit *a,
 			      int *launch_fd, struct bc_error *err);
 
-/* After the teardown record: remove the limit, then delete the session's
- * directory (or keep Downloads) and write the "fork_downloads" record.
+/* After the teardown record: close the tmpfs (record), or remove the
+ * limit, then delete the session's directory (or keep Downloads); write
+ * the "fork_downloads" record.
  * Idempotent; safe on BC_FORK_DOWNLOADS_INIT. */
 void bc_fork_downloads_end(struct bc_fork_downloads *f, struct bc_audit *a);

@@ -246,6 +246,24 @@ static void test_downloads(void)
 	ok(t && strstr(t, "\"name\":\"a.txt\",\"type\":\"file\",\"size\":3,\"sha256\":"), "the small file is still hashed");
 	bc_json_free(&j);
 
+	/* the same scan through a directory fd (O_PATH, as a mount fd is),
+	 * the fd left open; none: an empty list with the error */
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	bc_json_init(&j);
+	ok(dfd >= 0 && bc_downloads_scan_fd(dfd, &j) == 0, "scan through an O_PATH fd");
+	t = bc_json_text(&j);
+	ok(t && strstr(t, "\"name\":\"a.txt\",\"type\":\"file\",\"size\":3,\"sha256\":") &&
+	   strstr(t, "{\"name\":\"escape\",\"type\":\"symlink\",\"skipped\":\"symlink: not followed\"}") &&
+	   strstr(t, "\"downloads_count\":5"), "...lists what the path scan lists, symlinks not followed");
+	ok(dfd >= 0 && fcntl(dfd, F_GETFD) >= 0, "...and leaves the fd open");
+	if (dfd >= 0)
+		close(dfd);
+	bc_json_free(&j);
+	bc_json_init(&j);
+	ok(bc_downloads_scan_fd(-1, &j) == -EBADF && strstr(bc_json_text(&j), "\"downloads\":[]") &&
+	   strstr(bc_json_text(&j), "\"downloads_error\""), "no fd: an empty list and the error");
+	bc_json_free(&j);
+
 	bc_json_init(&j);
 	ok(bc_downloads_scan("/nonexistent/Downloads", &j) == 0 &&
 	   strstr(bc_json_text(&j), "\"downloads\":[]"), "a missing directory: an empty list");
