@@ -85,7 +85,7 @@ int bc_cmd_revoke(int argc, char **argv)
 		return 2;
 	}
 	int r = bc_runtime_revoke(argv[1], &err);
-	if (r == -ESRCH) {
+	if (r == -ENOENT) {   /* no such live sandbox */
 		fprintf(stderr, "browsercage: revoke: %s\n", err.msg);
 		return 1;
 	}

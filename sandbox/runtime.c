@@ -325,7 +325,7 @@ int bc_runtime_revoke(const char *session, struct bc_error *err)
 	if (r < 0)
 		return r;
 	if (c.found == 0 || c.found == -1)
-		return bc_error_set(err, ESRCH, "no live sandbox with session %s", session);
+		return bc_error_set(err, ENOENT, "no live sandbox with session %s", session);
 	if (c.found == -2)
 		return bc_error_set(err, c.err.code ? c.err.code : EPERM, "%s: %s", session, c.err.msg);
 	return 0;

@@ -51,7 +51,7 @@ typedef int (*bc_runtime_fn)(struct bc_runtime_rec *rec, bool alive, const char 
 int bc_runtime_each(bc_runtime_fn fn, void *ctx, struct bc_error *err);
 
 /* End the live sandbox of session (SIGUSR1 to its supervisor, through a
- * pidfd of the process shown to be it). 0 when signalled; -ESRCH when no
+ * pidfd of the process shown to be it). 0 when signalled; -ENOENT when no
  * live sandbox has that session; else -errno (refused) with err filled. */
 int bc_runtime_revoke(const char *session, struct bc_error *err);
 
