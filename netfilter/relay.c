@@ -245,6 +245,8 @@ static int relay_commit(int fd, struct bc_error *err)
 	return ret < 0 ? bc_error_errno(err, -ret, "relay: send its table") : 0;
 }
 
+#define BC_RELAY_DUMMY_ADDR 0xc0000008u   /* 192.0.0.8 */
+
 int bc_relay_sandbox_setup(struct bc_error *err)
 {
 	_cleanup_close_ int nl = bc_nft_socket_open();
@@ -272,6 +274,21 @@ int bc_relay_sandbox_setup(struct bc_error *err)
 	mnl_attr_put_u32(nlh, RTA_PREFSRC, htonl(INADDR_LOOPBACK));
 	if ((r = bc_nl_talk(rt, nlh, NULL, 0)) < 0)
 		return bc_error_errno(err, -r, "relay: add the route default dev lo in the sandbox");
+	/* 192.0.0.8/32 (RFC 7600, the IPv4 dummy address) on lo: glibc's
+	 * getaddrinfo with AI_ADDRCONFIG returns no IPv4 address at all while
+	 * 127.0.0.1 is the only one configured; a connect to it is redirected
+	 * and refused like any other address not allowed */
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWADDR;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof *ifa);
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = 32;
+	ifa->ifa_scope = RT_SCOPE_HOST;
+	ifa->ifa_index = 1;
+	mnl_attr_put_u32(nlh, IFA_LOCAL, htonl(BC_RELAY_DUMMY_ADDR));
+	if ((r = bc_nl_talk(rt, nlh, NULL, 0)) < 0)
+		return bc_error_errno(err, -r, "relay: add 192.0.0.8/32 to lo in the sandbox");
 	return 0;
 }
 
