@@ -234,21 +234,8 @@ void bc_cdp_scanner_free(struct bc_cdp_scanner *s)
 
 bool bc_cdp_pipe_arg(int argc, char *const argv[])
 {
-	static const char name[] = "remote-debugging-pipe";
-	bool json = false;
-	for (int i = 1; i < argc && argv[i]; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--") == 0)
-			break;
-		if (a[0] != '-')
-			continue;
-		a += a[1] == '-' ? 2 : 1;
-		size_t len = strcspn(a, "=");
-		if (len != strlen(name) || memcmp(a, name, len) != 0)
-			continue;
-		json = a[len] == '\0' || strcmp(a + len, "=json") == 0 || strcmp(a + len, "=JSON") == 0;
-	}
-	return json;
+	const char *v = bc_switch_last(argc, argv, "remote-debugging-pipe");
+	return v && (v[0] == '\0' || strcmp(v, "=json") == 0 || strcmp(v, "=JSON") == 0);
 }
 
 struct bc_cdp_table *bc_cdp_seen(void)

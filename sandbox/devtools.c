@@ -84,21 +84,10 @@ static int parse_port(const char *s, size_t len)
 
 int bc_devtools_port_arg(int argc, char *const argv[])
 {
-	static const char name[] = "remote-debugging-port";
-	int port = -ENOENT;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--") == 0)
-			break;
-		if (a[0] != '-')
-			continue;
-		a += a[1] == '-' ? 2 : 1;
-		size_t len = strcspn(a, "=");
-		if (len != strlen(name) || memcmp(a, name, len) != 0)
-			continue;
-		port = a[len] == '=' ? parse_port(a + len + 1, strlen(a + len + 1)) : -EINVAL;
-	}
-	return port;
+	const char *v = bc_switch_last(argc, argv, "remote-debugging-port");
+	if (!v)
+		return -ENOENT;
+	return v[0] == '=' ? parse_port(v + 1, strlen(v + 1)) : -EINVAL;
 }
 
 int bc_devtools_parse_ports(const char *s, uint16_t *host_port, uint16_t *sandbox_port)

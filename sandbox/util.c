@@ -397,3 +397,20 @@ int bc_id_check(enum bc_id_kind kind, const char *where, const char *s, struct b
 	return bc_error_set(err, EINVAL, "%s: %s '%s' is not valid (use %s)", where, id_kinds[kind].what,
 			    shown, id_kinds[kind].rule);
 }
+
+const char *bc_switch_last(int argc, char *const argv[], const char *name)
+{
+	const char *last = NULL;
+	size_t n = strlen(name);
+	for (int i = 1; i < argc && argv[i]; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0)
+			break;
+		if (a[0] != '-')
+			continue;
+		a += a[1] == '-' ? 2 : 1;
+		if (strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '='))
+			last = a + n;
+	}
+	return last;
+}

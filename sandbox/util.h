@@ -46,6 +46,11 @@ struct bc_strv {
 	size_t n;
 };
 int bc_strv_push(struct bc_strv *sv, const char *s);   /* copies s */
+
+/* Chromium's switch NAME (without dashes) in argv[1..argc-1], before any
+ * "--": what follows the name in its last occurrence ("" or "=VALUE"), or
+ * NULL when it is not there. */
+const char *bc_switch_last(int argc, char *const argv[], const char *name);
 void bc_strv_free(struct bc_strv *sv);
 bool bc_strv_contains(const struct bc_strv *sv, const char *s);
 

@@ -23,17 +23,7 @@ set -u
 . "$top_srcdir/tests/netlib.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
-need_root
-[ -x "$CHROMIUM" ] || skip_all "Chromium not installed (Debian package chromium)"
-[ -x "$WRAPPER" ] || skip_all "wrapper not built at $WRAPPER"
-for tool in ip nsenter python3 pasta; do
-	command -v $tool >/dev/null || skip_all "$tool not installed"
-done
-command -v node >/dev/null || skip_all "Node.js is not installed (needed for Playwright)"
-node -e "require.resolve('playwright-core', {paths: ['$top_srcdir/tests/e2e']})" 2>/dev/null ||
-	skip_all "playwright-core not installed (npm ci at the top of the tree)"
-make_scratch
-make_test_user
+e2e_setup playwright-core puppeteer-core -- ip nsenter python3 pasta
 
 fakenet_make bcbg 203.0.113.2/24 203.0.113.1
 fakenet_hold 203.0.113.53 203.0.113.10

@@ -1,4 +1,4 @@
-# tests/e2e/lib.sh: what the end-to-end tests (web.sh, wrapper.sh) share:
+# tests/e2e/lib.sh: what the end-to-end tests share: their set-up,
 # the site they serve, the Node client and reading its JSON. Sourced after
 # tests/lib.sh.
 
@@ -104,4 +104,27 @@ download_run() {
 	OUT=$(client download "$DIR_D" "$1")
 	FILE=$(json file <<<"$OUT")
 	[ -n "$OUT" ] || errtail
+}
+
+# e2e_setup MODULE... [-- TOOL...]: what every client test needs (root,
+# Chromium, the wrapper, Node and these npm modules, these tools), then a
+# scratch directory and a test user; skips the test (a failure under CI)
+# when something is missing.
+e2e_setup() {
+	local mods=() tools=() m
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do mods+=("$1"); shift; done
+	[ $# -gt 0 ] && shift && tools=("$@")
+	need_root
+	[ -x "$CHROMIUM" ] || skip_all "Chromium not installed (Debian package chromium)"
+	[ -x "$WRAPPER" ] || skip_all "wrapper not built at $WRAPPER"
+	for m in "${tools[@]}"; do
+		command -v "$m" >/dev/null || skip_all "$m not installed"
+	done
+	command -v node >/dev/null || skip_all "Node.js is not installed (needed for ${mods[*]})"
+	for m in "${mods[@]}"; do
+		node -e "require.resolve('$m', {paths: ['$top_srcdir/tests/e2e']})" 2>/dev/null ||
+			skip_all "$m not installed (npm ci at the top of the tree)"
+	done
+	make_scratch
+	make_test_user
 }

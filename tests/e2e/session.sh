@@ -15,15 +15,7 @@ set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$top_srcdir/tests/e2e/lib.sh"
 
-need_root
-[ -x "$CHROMIUM" ] || skip_all "Chromium not installed (Debian package chromium)"
-[ -x "$WRAPPER" ] || skip_all "wrapper not built at $WRAPPER"
-command -v node >/dev/null || skip_all "Node.js is not installed (needed for Playwright and Puppeteer)"
-node -e "require.resolve('playwright-core', {paths: ['$top_srcdir/tests/e2e']});
-	require.resolve('puppeteer-core', {paths: ['$top_srcdir/tests/e2e']})" 2>/dev/null ||
-	skip_all "playwright-core/puppeteer-core not installed (npm ci at the top of the tree)"
-make_scratch
-make_test_user
+e2e_setup playwright-core puppeteer-core
 
 SCLIENT=$top_srcdir/tests/e2e/session.js
 POL=$SCRATCH/session.ini
