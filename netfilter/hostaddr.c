@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
@@ -65,27 +64,42 @@ static int addr_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int bc_hostaddr_load(struct bc_policy *p, struct bc_error *err)
+/* One dump of every address into c: 0 or -errno; -EINTR when the kernel
+ * says the list changed while it was read (NLM_F_DUMP_INTR: other
+ * sandboxes' veths come and go), and then c holds a torn list. */
+static int dump_once(struct collect *c)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
-	struct collect c = { 0 };
 	int fd = bc_nl_open(NETLINK_ROUTE), r;
 
 	if (fd < 0)
-		return bc_error_errno(err, -fd, "the host's addresses: rtnetlink socket");
+		return fd;
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETADDR;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = (uint32_t)time(NULL);
+	nlh->nlmsg_seq = bc_nl_seq();
 	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = AF_UNSPEC;
-	r = bc_nl_dump(fd, nlh, addr_cb, &c);
+	r = bc_nl_dump(fd, nlh, addr_cb, c);
 	close(fd);
-	if (r == 0 && c.err < 0)
-		r = c.err;
+	return r == 0 && c->err < 0 ? c->err : r;
+}
+
+int bc_hostaddr_load(struct bc_policy *p, struct bc_error *err)
+{
+	struct collect c = { 0 };
+	int r = -EINTR;
+
+	/* a torn dump is read again, a bounded number of times */
+	for (int i = 0; i < 20 && r == -EINTR; i++) {
+		free(c.v);
+		c = (struct collect){ 0 };
+		r = dump_once(&c);
+	}
 	if (r < 0) {
 		free(c.v);
-		return bc_error_errno(err, -r, "the host's addresses: rtnetlink address dump");
+		return bc_error_errno(err, -r, "the host's addresses: rtnetlink address dump%s",
+				      r == -EINTR ? " (the addresses kept changing while they were read)" : "");
 	}
 	free(p->host_addrs);
 	p->host_addrs = c.v;
