@@ -45,7 +45,7 @@ write_policy "$POL" "network.allow_domains = ok.test, *.ok.test" \
 sed -i 's/^mode = none$/mode = filtered/' "$POL"
 
 # A root sandbox that stays up: its veth host end (in 10.251.0.0/24) is
-# an address of H. (ip netns exec execs the launcher: $! is the launcher.)
+# an address of H. (nsenter execs the launcher: $! is the launcher.)
 nsenter --net=/run/netns/$H "$BC" run --policy "$POL" -- "$PROBE" sleep 120 >"$SCRATCH/holder" 2>&1 &
 holder=$!
 on_exit "kill $holder 2>/dev/null; wait $holder 2>/dev/null"
