@@ -4,8 +4,8 @@
 # while a host root process still gets its own; a host process running
 # as nobody cannot signal it; two sandboxes at once run as different host
 # uids, none of them an account; a slot is free again after the sandbox
-# ends, after a kill -9 of its launcher too; a range that holds an
-# account is refused with the fix.
+# ends, after a kill -9 of its launcher too; a slot NSS names an account
+# is passed over; a range that holds an account is refused with the fix.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
@@ -193,6 +193,22 @@ out=$(in_pod 'mount --bind "$3" /etc/subuid && mount --bind "$3" /etc/subgid &&
 check "...and with a range it maps, the sandbox runs as an id of it (60001 there, 160001 on the host)" \
 	grep -Eq '^ +1000 +60001 +1$' <<<"$out"
 kill $cpid; wait $cpid 2>/dev/null
+
+# ---- an account only NSS knows (a systemd userdb record) -------------------------
+# A slot's "unused" answer from NSS is kept for a minute (hostids.c), keyed
+# on the files a new account shows in: an account made right after a launch
+# took the slot still makes the next launch pass it over.
+slot_uid() { as_exec root "$BC" run --policy "$POL" -- /bin/cat /proc/self/uid_map | awk '{ print $2 }'; }
+u1=$(slot_uid)
+made_userdb=; [ -d /run/userdb ] || { mkdir /run/userdb && made_userdb=1; }
+on_exit "rm -f /run/userdb/bc-nss-test.user /run/userdb/$u1.user; [ -z '$made_userdb' ] || rmdir /run/userdb"
+printf '{"userName":"bc-nss-test","uid":%s,"gid":%s}\n' "$u1" "$((ROOT_GROUP + u1 - ROOT_OWNER))" \
+	>/run/userdb/bc-nss-test.user
+ln -s bc-nss-test.user "/run/userdb/$u1.user"
+check "(NSS names an account at uid $u1, the slot the last launch took: getent passwd)" getent passwd "$u1"
+u2=$(slot_uid)
+check "the next launch passes that slot over at once ($u1 -> ${u2:-none})" eval '[ -n "$u2" ] && [ "$u2" != "$u1" ]'
+rm -f /run/userdb/bc-nss-test.user "/run/userdb/$u1.user"
 
 # ---- a range that holds an account is refused -----------------------------------
 # (in a mount namespace of our own: the host's /etc/subuid stays as it is)
