@@ -44,22 +44,42 @@ int bc_caps_drop_all(struct bc_error *err)
 	if (prctl(PR_SET_SECUREBITS, SECUREBITS_WANT, 0, 0, 0) < 0)
 		return bc_error_errno(err, errno, "caps: cannot lock securebits 0x%x", SECUREBITS_WANT);
 
-	/* capng_apply drops the bounding set (needs CAP_SETPCAP) before it
-	 * clears the other sets with capset. */
+	/* The bounding set first (dropping needs CAP_SETPCAP, which the
+	 * capset below clears), by prctl up to the kernel's last capability:
+	 * capng_apply with CAPNG_SELECT_BOUNDS would read /proc/self/status
+	 * three times for it, 0.15 ms of every launch. */
+	for (int c = 0; c <= 63; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+			if (errno == EINVAL)
+				break;   /* past the kernel's last capability */
+			return bc_error_errno(err, errno, "caps: cannot drop capability %d from the bounding set", c);
+		}
 	/* libcap-ng caches the pid it works on: make it ours (the sandbox's
 	 * worker shares pid 1's memory until it execs). */
 	capng_setpid(getpid());
-	capng_clear(CAPNG_SELECT_ALL);
-	int r = capng_apply(CAPNG_SELECT_ALL);
+	capng_clear(CAPNG_SELECT_CAPS);
+	int r = capng_apply(CAPNG_SELECT_CAPS);
 	if (r < 0)
 		return bc_error_set(err, EPERM, "caps: libcap-ng could not drop capabilities (capng_apply returned %d)", r);
 	/* Belt and braces: clearing permitted already empties ambient. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return bc_error_errno(err, errno, "caps: cannot clear the ambient set");
 
-	capng_get_caps_process();
-	if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
-		return bc_error_set(err, EPERM, "caps: capabilities remain after the drop");
+	/* The check asks the kernel directly: capget, and the bounding set. */
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return bc_error_errno(err, errno, "caps: capget");
+	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		if (d[i].effective || d[i].permitted || d[i].inheritable)
+			return bc_error_set(err, EPERM, "caps: capabilities remain after the drop");
+	for (int c = 0; c <= 63; c++) {
+		int b = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+		if (b < 0)
+			break;
+		if (b > 0)
+			return bc_error_set(err, EPERM, "caps: capability %d remains in the bounding set", c);
+	}
 	return check_securebits(err);
 }
 
