@@ -320,7 +320,8 @@ static int ids_dir_open(const struct bc_id_range *r, struct bc_error *err)
  * account would show in has changed: nsswitch.conf, passwd, group, the
  * userdb drop-in directories and systemd's userdb sockets (their inode,
  * size, mtime and ctime, hashed). What no file shows (an LDAP or sssd
- * account made in the range) is noticed within NSS_FRESH_SECONDS. */
+ * account, or one a userdb service answers, made in the range) is
+ * noticed within NSS_FRESH_SECONDS. */
 #define NSS_REC_OFF 64
 #define NSS_FRESH_SECONDS 60
 
@@ -370,6 +371,8 @@ static bool ids_unused(int lock_fd, uid_t uid, gid_t gid)
 	}
 	if (getpwuid(uid) != NULL || getgrgid(gid) != NULL)
 		return false;
+	if (now < 0)
+		return true;   /* no clock to date an answer by: keep none */
 	int len = snprintf(rec, sizeof rec, "nss-unused %s %20lld\n", key, now);
 	ssize_t w = pwrite(lock_fd, rec, (size_t)len, NSS_REC_OFF);
 	(void)w;   /* without the record the next take asks NSS again */
