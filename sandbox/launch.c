@@ -257,7 +257,6 @@ int bc_profile_open(const char *path, uid_t want_uid, struct bc_error *err)
 
 int bc_launch_prepare(struct bc_launch *l, struct bc_error *err)
 {
-	const struct bc_policy *p = l->policy;
 	uint8_t rnd[16];
 
 	l->caller_uid = getuid();
@@ -281,13 +280,7 @@ int bc_launch_prepare(struct bc_launch *l, struct bc_error *err)
 		return bc_error_errno(err, errno, "getrandom");
 	for (size_t i = 0; i < sizeof rnd; i++)
 		snprintf(l->session_id + 2 * i, 3, "%02x", rnd[i]);
-	scmp_filter_ctx ctx = NULL;
-	int r = bc_seccomp_build(p, &ctx, err);
-	if (r < 0)
-		return r;
-	r = bc_seccomp_export(ctx, &l->seccomp, err);
-	seccomp_release(ctx);
-	return r;
+	return 0;
 }
 
 int bc_launch_open_profile(struct bc_launch *l, struct bc_error *err)
@@ -301,7 +294,6 @@ int bc_launch_open_profile(struct bc_launch *l, struct bc_error *err)
 
 void bc_launch_free(struct bc_launch *l)
 {
-	bc_seccomp_prog_free(&l->seccomp);
 	bc_ids_release(&l->host);
 	if (l->profile_fd >= 0)
 		close(l->profile_fd);
@@ -427,7 +419,8 @@ static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_roo
 	if (bc_caps_drop_all(&err) < 0 || bc_set_no_new_privs(&err) < 0)
 		child_fail(sync_fd, &err);
 	int landlock_abi = bc_landlock_apply(rfs, &err);
-	if (landlock_abi < 0 || bc_seccomp_load_prog(&l->seccomp, &err) < 0 ||
+	const struct bc_seccomp_prog seccomp = { .fprog = bc_seccomp_sandbox };
+	if (landlock_abi < 0 || bc_seccomp_load_prog(&seccomp, &err) < 0 ||
 	    bc_verify_hardened(true, &err) < 0)
 		child_fail(sync_fd, &err);
 	if (msg_send(sync_fd, BC_MSG_READY, landlock_abi, NULL) < 0)

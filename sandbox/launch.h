@@ -68,14 +68,14 @@ struct bc_launch {
 	 * subordinate: an unprivileged caller's own range, ephemeral profile). */
 	struct bc_host_ids host;
 	bool subordinate;
-	struct bc_seccomp_prog seccomp; /* built and exported before any namespace exists */
 	enum bc_uplink uplink;        /* filtered: the uplink chosen (bc_uplink_choose), set by
 				       * bc_launch_run before the clone */
 };
 
 /* Step 1: everything that can be refused before a namespace exists:
  * the session id, identities (as root, browsercage's host id range,
- * checked), the seccomp program. Sets l->host.lock_fd to -1. */
+ * checked). Sets l->host.lock_fd to -1. (The seccomp program is
+ * generated at build time: bc_seccomp_sandbox.) */
 int bc_launch_prepare(struct bc_launch *l, struct bc_error *err);
 
 /* Step 1, once l->profile_dir is final: open and check it (bc_profile_open

@@ -36,6 +36,10 @@ struct bc_seccomp_prog {
 };
 int bc_seccomp_export(scmp_filter_ctx ctx, struct bc_seccomp_prog *out, struct bc_error *err);
 int bc_seccomp_load_prog(const struct bc_seccomp_prog *prog, struct bc_error *err);
+
+/* The program of bc_seccomp_build's filter, generated at build time
+ * (seccomp-gen.c; it depends on no policy): what the sandbox loads. */
+extern const struct sock_fprog bc_seccomp_sandbox;
 void bc_seccomp_prog_free(struct bc_seccomp_prog *prog);
 
 /* Free a context built by bc_seccomp_build; for _cleanup_(bc_seccomp_freep). */

@@ -377,6 +377,22 @@ int main(void)
 
 	run_child("filter", child_filter);
 
+	/* What the sandbox loads is the program generated at build time:
+	 * it must be exactly what libseccomp makes of bc_seccomp_build now. */
+	struct bc_error err = { 0 };
+	scmp_filter_ctx ctx = NULL;
+	struct bc_seccomp_prog now = { 0 };
+	bool built = bc_seccomp_build(&default_policy, &ctx, &err) == 0 &&
+		     bc_seccomp_export(ctx, &now, &err) == 0;
+	if (ctx)
+		seccomp_release(ctx);
+	ok(built && now.fprog.len == bc_seccomp_sandbox.len &&
+	   memcmp(now.fprog.filter, bc_seccomp_sandbox.filter,
+		  now.fprog.len * sizeof *now.fprog.filter) == 0,
+	   "the build-time program (bc_seccomp_sandbox, %u instructions) is what bc_seccomp_build "
+	   "generates (%u)%s%s", bc_seccomp_sandbox.len, now.fprog.len, built ? "" : ": ", err.msg);
+	bc_seccomp_prog_free(&now);
+
 	if (access(probe_path(), X_OK) == 0) {
 		test_probe("syscalls", "clone3 errno=ENOSYS");
 		test_probe("allowed", "allowed unshare+chroot ok");
