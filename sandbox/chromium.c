@@ -44,6 +44,7 @@
 #include "launch.h"
 #include "mount.h"
 #include "policy.h"
+#include "runtime.h"
 #include "session.h"
 #include "util.h"
 
@@ -451,6 +452,7 @@ int main(int argc, char **argv)
 	bool pipe_mode = false, after_dashes = false;
 	_cleanup_free_ char *dir = NULL;
 
+	bc_cleaner_exec_main(argc, argv);   /* a cleaner whose supervisor died */
 	if (setid())
 		return fail("refusing to run setuid or setgid: remove the bit (chmod u-s,g-s); "
 			    "browsercage-chromium needs no privilege of its own");

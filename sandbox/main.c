@@ -14,6 +14,7 @@
 #include "policy.h"
 #include "launch.h"
 #include "relay.h"
+#include "runtime.h"
 #include "session.h"
 #include "ruleset.h"
 
@@ -224,6 +225,7 @@ static int cmd_explain(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	bc_cleaner_exec_main(argc, argv);   /* a cleaner whose supervisor died */
 	if (refuse_setid() < 0)
 		return errorf(BC_EXIT_LAUNCHER, "refusing to run setuid or setgid: remove the bit "
 			      "(chmod u-s,g-s); browsercage needs no privilege of its own");

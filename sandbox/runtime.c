@@ -3,10 +3,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -407,56 +409,144 @@ static void cleaner_clean(const struct bc_cleaner_job *job)
 	}
 }
 
-static _Noreturn void cleaner_main(int fd, const struct bc_cleaner_job *job)
+/* The cleaner's copy of its job, in memory of its own (see
+ * bc_cleaner_start): the supervisor's strings may be gone when it needs
+ * them. */
+struct cleaner_arg {
+	int fd;
+	bool has_slot;
+	uint32_t slot_net;
+	char record[4096], cgroup_parent[1024], cgroup_name[64];
+};
+
+static void job_of(const struct cleaner_arg *a, struct bc_cleaner_job *job)
 {
+	*job = (struct bc_cleaner_job){
+		.record = a->record[0] ? a->record : NULL,
+		.cgroup_parent = a->cgroup_parent[0] ? a->cgroup_parent : NULL,
+		.cgroup_name = a->cgroup_name[0] ? a->cgroup_name : NULL,
+		.has_slot = a->has_slot, .slot_net = a->slot_net,
+	};
+}
+
+/* The cleaner. It shares the supervisor's memory (no page tables copied,
+ * an exit that frees nothing) but nothing else: its own fds, signal
+ * handlers, cwd and session. While the supervisor lives it only waits;
+ * told "done" it exits. Once the supervisor is gone (killed: its end
+ * closed without "done") that memory is a dead process's, so the
+ * cleaning runs in a fresh image: this program executed again with the
+ * job on its command line (bc_cleaner_exec_main). */
+static int cleaner_main(void *arg)
+{
+	const struct cleaner_arg *a = arg;
 	setsid();
 	prctl(PR_SET_NAME, "bc-cleaner", 0, 0, 0);
 	signal(SIGPIPE, SIG_IGN);
-	/* Nothing of the supervisor's but our socket (moved out of the way of
-	 * 0-2, which become /dev/null): its locks (record, cgroup, slot,
-	 * lease) must go when it dies. */
-	int keep = fcntl(fd, F_DUPFD, 64);
+	/* Nothing of the supervisor's but our socket and our own program
+	 * (moved out of the way of 0-2, which become /dev/null): its locks
+	 * (record, cgroup, slot, lease) must go when it dies. */
+	int keep = fcntl(a->fd, F_DUPFD, 64);
+	int exe = keep < 0 ? -1 : open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	int exe2 = exe < 0 ? -1 : fcntl(exe, F_DUPFD_CLOEXEC, keep + 1);
 	if (keep < 0)
 		_exit(1);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int i = 0; i < 3 && null >= 0; i++)
 		dup2(null, i);
 	syscall(SYS_close_range, 3, keep - 1, 0);
-	syscall(SYS_close_range, keep + 1, ~0U, 0);
-	fd = keep;
+	if (exe2 > keep + 1)
+		syscall(SYS_close_range, keep + 1, exe2 - 1, 0);
+	syscall(SYS_close_range, (exe2 >= 0 ? exe2 : keep) + 1, ~0U, 0);
 	if (chdir("/") < 0)
 		_exit(1);
 	char c = 0;
 	ssize_t n;
 	do
-		n = read(fd, &c, 1);
+		n = read(keep, &c, 1);
 	while (n < 0 && errno == EINTR);
 	if (n == 1 && c == 'D')
 		_exit(0);
-	cleaner_clean(job);
+	char slot[16];
+	snprintf(slot, sizeof slot, a->has_slot ? "%08x" : "-", a->slot_net);
+	char *argv[] = { "bc-cleaner", (char *)BC_CLEANER_ARG, (char *)a->record, (char *)a->cgroup_parent,
+			 (char *)a->cgroup_name, slot, NULL };
+	char *envp[] = { NULL };
+	if (exe2 >= 0)
+		syscall(SYS_execveat, exe2, "", argv, envp, AT_EMPTY_PATH);
+	/* no program to run (no /proc): clean from here, as best we can */
+	struct bc_cleaner_job job;
+	job_of(a, &job);
+	cleaner_clean(&job);
 	_exit(0);
+}
+
+void bc_cleaner_exec_main(int argc, char **argv)
+{
+	if (argc != 6 || strcmp(argv[1], BC_CLEANER_ARG) != 0)
+		return;
+	const char *rec = argv[2], *base = strrchr(rec, '/');
+	char session[64] = "";
+	if (base && strlen(base + 1) == 36 && strcmp(base + 1 + 32, ".run") == 0)
+		snprintf(session, sizeof session, "%.32s", base + 1);
+	unsigned net = 0;
+	char tail;
+	bool slot = strcmp(argv[5], "-") != 0;
+	if ((rec[0] && !bc_id_valid(BC_ID_SESSION, session)) ||
+	    (slot && sscanf(argv[5], "%8x%c", &net, &tail) != 1) ||
+	    (argv[4][0] && (strncmp(argv[4], "bc-", 3) != 0 || !bc_id_valid(BC_ID_SESSION, argv[4] + 3)))) {
+		fprintf(stderr, "browsercage: %s: invalid job\n", BC_CLEANER_ARG);
+		exit(2);
+	}
+	struct bc_cleaner_job job = {
+		.record = rec[0] ? rec : NULL, .cgroup_parent = argv[3][0] ? argv[3] : NULL,
+		.cgroup_name = argv[4][0] ? argv[4] : NULL, .has_slot = slot, .slot_net = net,
+	};
+	cleaner_clean(&job);
+	exit(0);
 }
 
 int bc_cleaner_start(struct bc_cleaner *c, const struct bc_cleaner_job *job, struct bc_error *err)
 {
+	enum { STACK = 64 << 10 };
 	int sv[2];
 	*c = (struct bc_cleaner)BC_CLEANER_INIT;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return bc_error_errno(err, errno, "start the cleaner");
-	pid_t pid = fork();
-	if (pid < 0) {
+	/* its job at the bottom of its own stack mapping, which stays ours
+	 * (untouched) until it is reaped */
+	size_t size = STACK + sizeof(struct cleaner_arg);
+	char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (mem == MAP_FAILED) {
 		int e = errno;
 		close(sv[0]);
 		close(sv[1]);
 		return bc_error_errno(err, e, "start the cleaner");
 	}
-	if (pid == 0) {
-		close(sv[0]);
-		cleaner_main(sv[1], job);
-	}
+	struct cleaner_arg *a = (struct cleaner_arg *)mem;
+	*a = (struct cleaner_arg){ .fd = sv[1], .has_slot = job->has_slot, .slot_net = job->slot_net };
+	snprintf(a->record, sizeof a->record, "%s", job->record ? job->record : "");
+	snprintf(a->cgroup_parent, sizeof a->cgroup_parent, "%s", job->cgroup_parent ? job->cgroup_parent : "");
+	snprintf(a->cgroup_name, sizeof a->cgroup_name, "%s", job->cgroup_name ? job->cgroup_name : "");
+	pid_t pid;
+#ifdef __SANITIZE_ADDRESS__
+	/* AddressSanitizer does not follow a process sharing our memory */
+	pid = fork();
+	if (pid == 0)
+		_exit(cleaner_main(a));
+#else
+	pid = clone(cleaner_main, mem + size, CLONE_VM | SIGCHLD, a);
+#endif
+	int e = errno;
 	close(sv[1]);
+	if (pid < 0) {
+		munmap(mem, size);
+		close(sv[0]);
+		return bc_error_errno(err, e, "start the cleaner");
+	}
 	c->pid = pid;
 	c->fd = sv[0];
+	c->mem = mem;
+	c->mem_size = size;
 	return 0;
 }
 
@@ -469,5 +559,7 @@ void bc_cleaner_done(struct bc_cleaner *c)
 	}
 	while (c->pid > 0 && waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	if (c->mem)
+		munmap(c->mem, c->mem_size);
 	*c = (struct bc_cleaner)BC_CLEANER_INIT;
 }

@@ -65,17 +65,22 @@ int bc_runtime_gc(void (*fn)(const char *session, void *ctx), void *ctx, struct 
  * teardown: the sandbox's cgroup, its veth slot (host table and pair) and
  * its runtime record. Started once those exist; it runs in a session of
  * its own (a kill of the launcher's process group does not reach it),
- * holds no descriptor but its end of a socket pair and /dev/null, and has
- * no parent-death signal. When the supervisor's end closes without "done"
- * it cleans (each step only once the dead supervisor's lock on the object
- * is free, within a few seconds) and exits; bc_cleaner_done, at the end of
- * a normal teardown, tells it "done" and reaps it, so after a normal
- * return nothing of the sandbox remains. */
+ * holds no descriptor but its end of a socket pair, /dev/null and its own
+ * program, and has no parent-death signal. It shares the supervisor's
+ * memory while it waits (cheap to start and to end). When the
+ * supervisor's end closes without "done" it executes its program again
+ * as a cleaner (bc_cleaner_exec_main), which cleans (each step only once
+ * the dead supervisor's lock on the object is free, within a few seconds)
+ * and exits; bc_cleaner_done, at the end of a normal teardown, tells it
+ * "done" and reaps it, so after a normal return nothing of the sandbox
+ * remains. */
 struct bc_cleaner {
 	pid_t pid;          /* 0: not running */
 	int fd;             /* our end, -1 if none */
+	void *mem;          /* its stack and job, unmapped once it is reaped */
+	size_t mem_size;
 };
-#define BC_CLEANER_INIT { .pid = 0, .fd = -1 }
+#define BC_CLEANER_INIT { .pid = 0, .fd = -1, .mem = NULL, .mem_size = 0 }
 
 struct bc_cleaner_job {
 	const char *record;         /* the runtime record's path, or NULL */
@@ -87,3 +92,11 @@ struct bc_cleaner_job {
 
 int bc_cleaner_start(struct bc_cleaner *c, const struct bc_cleaner_job *job, struct bc_error *err);
 void bc_cleaner_done(struct bc_cleaner *c);
+
+/* A cleaner whose supervisor died runs as its program executed again
+ * with argv { "bc-cleaner", BC_CLEANER_ARG, record, cgroup parent, cgroup
+ * name, slot ("-" or %08x) } (empty strings for none). Every main()
+ * that can launch calls this first: it returns at once unless argv is
+ * that; else it cleans and exits (2 on an invalid job). */
+#define BC_CLEANER_ARG "--browsercage-cleaner-job"
+void bc_cleaner_exec_main(int argc, char **argv);

@@ -220,9 +220,17 @@ if [ -n "$S" ] && [ -n "$addr" ]; then
 	check "...the runtime record" gone_within_5s bash -c "[ ! -e '$rundir/$S.run' ]"
 	check "...the cgroup" gone_within_5s bash -c "! find /sys/fs/cgroup -maxdepth 5 -type d -name 'bc-$S' | grep -q ."
 	check "...the sandbox" gone_within_5s bash -c "! kill -0 ${SPID:-999999999} 2>/dev/null"
-	check "...and every process of the launcher (its cleaner too)" \
-		gone_within_5s bash -c "! pgrep -f -- '^$BC run --policy $NET' >/dev/null"
+	check "...and every process of the launcher (its cleaner too, run again as bc-cleaner)" \
+		gone_within_5s bash -c "! pgrep -f -- '^$BC run --policy $NET' >/dev/null &&
+			! pgrep -f -- '[-]-browsercage-cleaner-job .*$S' >/dev/null"
 fi
+# The cleaner's own command line (a dead supervisor's cleaner runs the
+# launcher again with its job) takes only what a cleaner would be given.
+check "a cleaner job naming a file that is no runtime record is refused" \
+	! "$BC" --browsercage-cleaner-job /etc/passwd '' '' -
+check "...as is one naming a cgroup that is no sandbox's" \
+	! "$BC" --browsercage-cleaner-job '' '' 'user.slice' -
+check "...and the file is still there" test -s /etc/passwd
 # A normal run: nothing of it is left once it has returned.
 "$BC" run --policy "$NET" -- /bin/true >/dev/null 2>&1
 check "after a normal run nothing of its launcher is left (no cleaner)" bash -c "! pgrep -f -- '^$BC run --policy $NET' >/dev/null"
