@@ -594,33 +594,32 @@ out:
  * up, the other sockets ("net"), and the ruleset read back and compared
  * (bc_nft_verify: step 6 for the ruleset) while the uplink is being
  * connected. Errors go to the supervisor from here; net_join collects the
- * process, and pid 1 goes on only if it ended well. */
-static pid_t net_start(const struct bc_policy *p, bool relay, int sync_fd, int *ns_sock)
+ * process, and pid 1 goes on only if it ended well.
+ *
+ * Offline, that process needs no heap: it is a clone sharing pid 1's
+ * memory (no page tables copied, an exit that frees nothing), on a stack
+ * of its own. The filtered steps allocate (libnftnl), so there it is a
+ * fork. */
+struct net_args {
+	const struct bc_policy *p;
+	bool relay;
+	int sync_fd, sock, other;   /* sock: ours of the pair to pid 1; other: pid 1's */
+};
+
+static int net_main(void *arg)
 {
+	const struct net_args *a = arg;
+	const struct bc_policy *p = a->p;
+	int sync_fd = a->sync_fd;
 	struct bc_error err = {0};
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		bc_error_errno(&err, errno, "socketpair");
-		child_fail(sync_fd, &err);
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		bc_error_errno(&err, errno, "fork to set up the network");
-		child_fail(sync_fd, &err);
-	}
-	if (pid > 0) {
-		close(sv[1]);
-		*ns_sock = sv[0];
-		return pid;
-	}
-	close(sv[0]);
+	close(a->other);
 	if (unshare(CLONE_NEWNET) < 0) {
 		bc_error_errno(&err, errno, "create the network namespace");
 		child_fail(sync_fd, &err);
 	}
 	_cleanup_close_ int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	_cleanup_close_ int ns = s < 0 ? -errno : bc_socket_netns(s);
-	int r = ns < 0 ? ns : bc_send_fd(sv[1], ns);
+	int r = ns < 0 ? ns : bc_send_fd(a->sock, ns);
 	if (r < 0) {
 		bc_error_errno(&err, -r, "hand the network namespace to pid 1");
 		child_fail(sync_fd, &err);
@@ -638,10 +637,40 @@ static pid_t net_start(const struct bc_policy *p, bool relay, int sync_fd, int *
 	}
 	/* relay uplink: the route and the redirect to the relay's listener
 	 * (relay.h), before the sockets it hands up */
-	if (loopback_up(&err) < 0 || (filtered && relay && bc_relay_sandbox_setup(&err) < 0) ||
-	    (filtered && (child_sockets(sync_fd, relay, &err) < 0 || bc_nft_verify(p, &err) < 0)))
+	if (loopback_up(&err) < 0 || (filtered && a->relay && bc_relay_sandbox_setup(&err) < 0) ||
+	    (filtered && (child_sockets(sync_fd, a->relay, &err) < 0 || bc_nft_verify(p, &err) < 0)))
 		child_fail(sync_fd, &err);
 	_exit(0);
+}
+
+static pid_t net_start(const struct bc_policy *p, bool relay, int sync_fd, int *ns_sock)
+{
+	static char stack[64 << 10] __attribute__((aligned(64)));
+	struct bc_error err = {0};
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		bc_error_errno(&err, errno, "socketpair");
+		child_fail(sync_fd, &err);
+	}
+	static struct net_args a;
+	a = (struct net_args){ .p = p, .relay = relay, .sync_fd = sync_fd, .sock = sv[1], .other = sv[0] };
+	pid_t pid;
+#ifdef __SANITIZE_ADDRESS__
+	/* AddressSanitizer does not follow a process sharing our memory */
+	pid = fork();
+#else
+	pid = p->net_mode == BC_NET_FILTERED ? fork()
+					     : clone(net_main, stack + sizeof stack, CLONE_VM | SIGCHLD, &a);
+#endif
+	if (pid == 0)
+		net_main(&a);
+	if (pid < 0) {
+		bc_error_errno(&err, errno, "start the process that sets up the network");
+		child_fail(sync_fd, &err);
+	}
+	close(sv[1]);
+	*ns_sock = sv[0];
+	return pid;
 }
 
 /* pid 1: enter the network namespace net_start made, and wait for it to
