@@ -981,11 +981,22 @@ static int layout_load(struct bc_cgroup_layout *l)
 	return r;
 }
 
-int bc_cgroup_setup(struct bc_cgroup *cg, const struct bc_policy *p, const char *parent,
-		    const char *name, struct bc_error *err)
+int bc_cgroup_layout_read(struct bc_cgroup_layout *l)
 {
-	struct bc_cgroup_layout l;
+	memset(l, 0, sizeof *l);
+	return layout_load(l);
+}
+
+int bc_cgroup_setup(struct bc_cgroup *cg, const struct bc_policy *p, const char *parent,
+		    const char *name, struct bc_cgroup_layout *have, struct bc_error *err)
+{
+	struct bc_cgroup_layout l = {0};
 	int r;
+
+	if (have && have->version) {
+		l = *have;
+		memset(have, 0, sizeof *have);
+	}
 
 	memset(cg, 0, sizeof *cg);
 	for (int h = 0; h < BC_CG_NHIER; h++)
@@ -998,7 +1009,7 @@ int bc_cgroup_setup(struct bc_cgroup *cg, const struct bc_policy *p, const char 
 	if (parent && (strstr(parent, "..") || strchr(parent, '\n')))
 		return bc_error_set(err, EINVAL, "invalid cgroup parent '%s'", parent);
 
-	r = layout_load(&l);
+	r = l.version ? 0 : layout_load(&l);
 	if (r == -ENOENT)
 		return cg_refuse(cg, err, ~0u, CG_NO_CONTROLLER, "no cgroup hierarchy holds the memory controller");
 	if (r < 0)
@@ -1298,15 +1309,6 @@ int bc_cgroup_check_text(char *text, const char *leaf, unsigned hiers, struct bc
 void bc_cgroup_forget(struct bc_cgroup *cg)
 {
 	cg_release(cg);
-}
-
-int bc_cgroup_host_version(void)
-{
-	struct bc_cgroup_layout l = {0};
-	int r = layout_load(&l);
-	int v = r >= 0 ? l.version : 0;
-	bc_cgroup_layout_free(&l);
-	return v;
 }
 
 unsigned bc_cgroup_hiers(const struct bc_cgroup *cg)

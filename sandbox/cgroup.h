@@ -89,9 +89,13 @@ struct bc_cgroup_events {
  * (re)initialised first. When a limit cannot be applied and
  * p->limits_required, fails with a message saying what to configure and
  * removes whatever it created; otherwise the limit is left out of
- * cg->applied and cg->note says why. Returns 0 or -errno. */
+ * cg->applied and cg->note says why. have: where the hierarchies are,
+ * as bc_cgroup_layout_read found them just before (taken: freed and
+ * cleared), or NULL (or a layout never read) to read them here. Returns 0
+ * or -errno. */
+struct bc_cgroup_layout;
 int bc_cgroup_setup(struct bc_cgroup *cg, const struct bc_policy *p, const char *parent,
-		    const char *name, struct bc_error *err);
+		    const char *name, struct bc_cgroup_layout *have, struct bc_error *err);
 
 /* Does the calling process sit, in every hierarchy h with bit 1 << h set
  * in hiers (BC_CG_UNIFIED: the v2 line), in a cgroup whose last path
@@ -102,9 +106,6 @@ int bc_cgroup_check_self(const char *leaf, unsigned hiers, struct bc_error *err)
 /* The same for a /proc/PID/cgroup text (modified in place). */
 int bc_cgroup_check_text(char *text, const char *leaf, unsigned hiers, struct bc_error *err);
 
-/* The cgroup version bc_cgroup_setup would use here: 2, 1, or 0 when no
- * hierarchy holds the memory controller (or the layout cannot be read). */
-int bc_cgroup_host_version(void);
 
 /* The hierarchies (1 << h bits) cg has a directory in. */
 unsigned bc_cgroup_hiers(const struct bc_cgroup *cg);
@@ -153,6 +154,11 @@ struct bc_cgroup_layout {
 	char *mount[BC_CG_NHIER];      /* mountpoint of the hierarchy, NULL = absent */
 	char *self[BC_CG_NHIER];       /* caller's cgroup relative to that mount, "/..." */
 };
+
+/* Read the layout (/proc/self/cgroup, /proc/self/mountinfo): 0, -ENOENT
+ * when no usable hierarchy holds the memory controller (l->version is then
+ * 0: the version bc_cgroup_setup would use is l->version), or -errno. */
+int bc_cgroup_layout_read(struct bc_cgroup_layout *l);
 
 /* Build the layout from the texts of /proc/self/cgroup and
  * /proc/self/mountinfo. Returns 0, -ENOMEM, or -ENOENT when no usable

@@ -1247,6 +1247,7 @@ struct cg_job {
 	struct bc_cgroup *cg;
 	const struct bc_policy *p;
 	const char *parent, *name;
+	struct bc_cgroup_layout *layout;   /* as sandbox_clone read it */
 	struct bc_error err;
 	int ret;
 };
@@ -1254,7 +1255,7 @@ struct cg_job {
 static void *cg_job_run(void *arg)
 {
 	struct cg_job *j = arg;
-	j->ret = bc_cgroup_setup(j->cg, j->p, j->parent, j->name, &j->err);
+	j->ret = bc_cgroup_setup(j->cg, j->p, j->parent, j->name, j->layout, &j->err);
 	return NULL;
 }
 
@@ -1472,13 +1473,15 @@ static void audit_limits(struct supervisor *s)
  * and pid 1 joins it at "go" (cgroup_place); v1 has no rule against that.
  * Returns clone_as's result, or -errno with err filled. */
 static pid_t sandbox_clone(struct bc_cgroup *cg, const struct bc_policy *p, const char *parent,
-			   const char *name, const struct bc_host_ids *ids, bool *early, bool *born_in,
-			   struct bc_error *err)
+			   const char *name, const struct bc_host_ids *ids, struct bc_cgroup_layout *layout,
+			   bool *early, bool *born_in, struct bc_error *err)
 {
 	int r;
-	*early = bc_cgroup_host_version() == 2;
+	/* the layout read once: here for the version, then by the setup (on
+	 * v1 after the clone: *layout, for the caller to pass on) */
+	*early = bc_cgroup_layout_read(layout) >= 0 && layout->version == 2;
 	*born_in = false;
-	if (*early && (r = bc_cgroup_setup(cg, p, parent, name, err)) < 0)
+	if (*early && (r = bc_cgroup_setup(cg, p, parent, name, layout, err)) < 0)
 		return r;
 	fflush(NULL);
 	pid_t pid = clone_as(ids, SANDBOX_CLONE_FLAGS, bc_cgroup_v2_fd(cg), born_in, err);
@@ -1511,6 +1514,7 @@ int bc_launch_probe(const struct bc_policy *p, const char *cgroup_parent, struct
 		    struct bc_error *err)
 {
 	struct bc_cgroup cg = {0};
+	struct bc_cgroup_layout layout = {0};
 	int sv[2], status, r;
 	char name[64];
 	bool early, born_in;
@@ -1521,7 +1525,7 @@ int bc_launch_probe(const struct bc_policy *p, const char *cgroup_parent, struct
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return bc_error_errno(err, errno, "socketpair");
 	snprintf(name, sizeof name, "bc-doctor-%d", (int)getpid());
-	pid_t pid = sandbox_clone(&cg, p, cgroup_parent, name, NULL, &early, &born_in, err);
+	pid_t pid = sandbox_clone(&cg, p, cgroup_parent, name, NULL, &layout, &early, &born_in, err);
 	if (pid == 0) {
 		unsigned v2_hier = bc_cgroup_hiers(&cg) & (1u << BC_CG_UNIFIED);
 		close(sv[0]);
@@ -1533,7 +1537,7 @@ int bc_launch_probe(const struct bc_policy *p, const char *cgroup_parent, struct
 		r = pid;
 		goto out;
 	}
-	r = early ? 0 : bc_cgroup_setup(&cg, p, cgroup_parent, name, err);
+	r = early ? 0 : bc_cgroup_setup(&cg, p, cgroup_parent, name, &layout, err);
 	int placed = r >= 0 && !early && cg.version ? cgroup_place(&cg, pid, sv[0], err) : 0;
 	if (r >= 0 && placed < 0)
 		r = placed;
@@ -1553,6 +1557,7 @@ int bc_launch_probe(const struct bc_policy *p, const char *cgroup_parent, struct
 	snprintf(out->path, sizeof out->path, "%s", d->path ? d->path : "");
 	snprintf(out->note, sizeof out->note, "%s", cg.note);
 out:
+	bc_cgroup_layout_free(&layout);
 	close(sv[0]);
 	int left = bc_cgroup_destroy(&cg);
 	if (r >= 0 && left < 0)
@@ -1600,6 +1605,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	const struct bc_policy *p = l->policy;
 	struct bc_rootfs rfs;
 	struct bc_runtime_rec rec = { .fd = -1 };
+	struct bc_cgroup_layout layout = {0};
 	struct bc_cleaner cleaner = BC_CLEANER_INIT;
 	struct supervisor s = { .l = l, .child = -1, .sync_fd = -1, .sig_fd = -1, .timer_fd = -1,
 				.nflog_fd = -1, .uplink = { .lock_fd = -1 }, .devtools = BC_DEVTOOLS_INIT,
@@ -1668,7 +1674,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	snprintf(name, sizeof name, "bc-%s", l->session_id);
 	bool early, born_in;
 	pid_t pid = sandbox_clone(&s.cg, p, l->cgroup_parent, name, l->root_mode ? &l->host : NULL,
-				  &early, &born_in, err);
+				  &layout, &early, &born_in, err);
 	if (pid < 0) {
 		ret = pid;
 		goto out;
@@ -1710,7 +1716,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	 * thread of its own while this one prepares the uplink (both only
 	 * write files and talk netlink; the thread is joined before anything
 	 * forks). */
-	struct cg_job job = { .cg = &s.cg, .p = p, .parent = l->cgroup_parent, .name = name };
+	struct cg_job job = { .cg = &s.cg, .p = p, .parent = l->cgroup_parent, .name = name,
+			      .layout = &layout };
 	pthread_t th;
 	bool threaded = !early && p->net_mode == BC_NET_FILTERED &&
 			pthread_create(&th, NULL, cg_job_run, &job) == 0;
@@ -1846,6 +1853,7 @@ out:
 	if (s.timer_fd >= 0)
 		close(s.timer_fd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	bc_cgroup_layout_free(&layout);
 	bc_rootfs_free(&rfs);
 	return ret;
 }

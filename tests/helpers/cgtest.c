@@ -107,7 +107,7 @@ static int cmd_run(int argc, char **argv)
 		goto usage;
 	char **cmd = argv + i + 1;
 
-	if (bc_cgroup_setup(&cg, &p, parent, name, &err) < 0) {
+	if (bc_cgroup_setup(&cg, &p, parent, name, NULL, &err) < 0) {
 		fprintf(stderr, "cgtest: error: %s\n", err.msg);
 		printf("setup=failed\n");
 		return 125;
