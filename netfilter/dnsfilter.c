@@ -667,78 +667,12 @@ static int filter_run(struct filter *f)
 
 /* The allowlist of system calls, as a program to load once the privileges
  * are dropped. Anything else kills the process. */
-static int seccomp_prepare(struct filter *f, struct bc_seccomp_prog *prog, struct bc_error *err)
-{
-	static const int plain[] = {
-		SCMP_SYS(read), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(sendto),
-		SCMP_SYS(sendmsg), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(close),
-		SCMP_SYS(connect), SCMP_SYS(accept4), SCMP_SYS(getsockopt),
-		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(time), SCMP_SYS(getrandom),
-		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
-		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
-	};
-	static const int families[] = { AF_INET, AF_INET6 }, types[] = { SOCK_DGRAM, SOCK_STREAM };
-	const int writers[] = { 2, f->audit.fd, f->status, f->pins };
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int r = ctx ? 0 : -ENOMEM;
-
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(plain); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
-	/* memory, never executable */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(writers); i++)
-		if (writers[i] >= 0)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
-					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)writers[i]));
-	/* upstream sockets: IPv4/IPv6 UDP/TCP, nothing else */
-	for (size_t i = 0; r == 0 && i < 2; i++)
-		for (size_t t = 0; r == 0 && t < 2; t++)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 3,
-					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]),
-					     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[t]),
-					     SCMP_A2(SCMP_CMP_EQ, 0));
-	if (r < 0) {
-		if (ctx)
-			seccomp_release(ctx);
-		return bc_error_errno(err, -r, "DNS filter: build the seccomp filter");
-	}
-	r = bc_seccomp_export(ctx, prog, err);
-	seccomp_release(ctx);
-	return r;
-}
-
 /* ---- the process ----------------------------------------------------------------- */
 
 struct status {
 	int32_t code;
 	char msg[BC_ERRMSG_MAX];
 };
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-/* Close every descriptor but keep[] (stdin and stdout become /dev/null;
- * stderr stays for a last word). */
-static int close_others(int *keep, size_t n)
-{
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
-		return -errno;
-	qsort(keep, n, sizeof *keep, cmp_int);
-	unsigned lo = 3;
-	for (size_t i = 0; i < n; i++) {
-		if (keep[i] < 3 || (unsigned)keep[i] < lo)
-			continue;
-		if ((unsigned)keep[i] > lo && syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0) < 0)
-			return -errno;
-		lo = (unsigned)keep[i] + 1;
-	}
-	return syscall(SYS_close_range, lo, ~0u, 0) < 0 ? -errno : 0;
-}
 
 static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 {
@@ -753,8 +687,10 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	prctl(PR_SET_NAME, "bc-dnsfilter");
-	int keep[] = { f->udp, f->tcp, f->nft, f->audit.fd, f->status, f->chan, f->pins };
-	if ((r = close_others(keep, ARRAY_SIZE(keep))) < 0)
+	/* in the order of enum bc_dnsfilter_fd, which its seccomp program names */
+	int *const keep[] = { &f->udp, &f->tcp, &f->nft, &f->audit.fd, &f->status, &f->chan, &f->pins };
+	_Static_assert(ARRAY_SIZE(keep) == BC_DNSF_END - BC_FD_BASE, "enum bc_dnsfilter_fd");
+	if ((r = bc_fds_arrange(keep, ARRAY_SIZE(keep))) < 0)
 		return bc_error_errno(err, -r, "DNS filter: close inherited descriptors");
 
 	/* What needs no sandbox first: the sockets may still be on their way. */
@@ -770,9 +706,7 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 	/* Before the filter: the time zone is read once now (audit stamps call
 	 * strftime, which would look at /etc/localtime the first time). */
 	tzset();
-	struct bc_seccomp_prog prog;
-	if ((r = seccomp_prepare(f, &prog, err)) < 0)
-		return r;
+	const struct bc_seccomp_prog prog = { .fprog = bc_seccomp_dnsfilter };
 
 	if (f->chan >= 0) {
 		int *fds[] = { &f->udp, &f->tcp, &f->nft };
@@ -806,7 +740,6 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 		bc_json_free(&j);
 		r = bc_seccomp_load_prog(&prog, err);
 	}
-	bc_seccomp_prog_free(&prog);
 	return r;
 }
 

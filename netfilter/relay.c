@@ -772,67 +772,6 @@ static int limits_set(struct bc_error *err)
 }
 
 /* Anything else kills the process. */
-static int seccomp_prepare(struct relay *rl, struct bc_seccomp_prog *prog, struct bc_error *err)
-{
-	static const int plain[] = {
-		SCMP_SYS(read), SCMP_SYS(recvfrom), SCMP_SYS(sendto), SCMP_SYS(close),
-		SCMP_SYS(connect), SCMP_SYS(accept4), SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
-		SCMP_SYS(shutdown), SCMP_SYS(bind), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
-		SCMP_SYS(epoll_ctl), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(time),
-		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
-		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
-	};
-	const int writers[] = { 2, rl->audit.fd, rl->status, rl->conn_fd };
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int r = ctx ? 0 : -ENOMEM;
-
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(plain); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(writers); i++)
-		if (writers[i] >= 0)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
-					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)writers[i]));
-	/* upstream sockets and the host-address probe: IPv4 TCP only */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 3,
-				     SCMP_A0(SCMP_CMP_EQ, AF_INET),
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
-				     SCMP_A2(SCMP_CMP_EQ, 0));
-	if (r < 0) {
-		if (ctx)
-			seccomp_release(ctx);
-		return bc_error_errno(err, -r, "relay: build the seccomp filter");
-	}
-	r = bc_seccomp_export(ctx, prog, err);
-	seccomp_release(ctx);
-	return r;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-static int close_others(int *keep, size_t n)
-{
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
-		return -errno;
-	qsort(keep, n, sizeof *keep, cmp_int);
-	unsigned lo = 3;
-	for (size_t i = 0; i < n; i++) {
-		if (keep[i] < 3 || (unsigned)keep[i] < lo)
-			continue;
-		if ((unsigned)keep[i] > lo && syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0) < 0)
-			return -errno;
-		lo = (unsigned)keep[i] + 1;
-	}
-	return syscall(SYS_close_range, lo, ~0u, 0) < 0 ? -errno : 0;
-}
-
 struct status {
 	int32_t code;
 	char msg[BC_ERRMSG_MAX];
@@ -851,8 +790,10 @@ static int child_setup(struct relay *rl, pid_t parent, struct bc_error *err)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_NAME, "bc-relay");
-	int keep[] = { rl->listen, rl->nft, rl->audit.fd, rl->status, rl->conn_fd };
-	if ((r = close_others(keep, ARRAY_SIZE(keep))) < 0)
+	/* in the order of enum bc_relay_fd, which its seccomp program names */
+	int *const keep[] = { &rl->listen, &rl->nft, &rl->audit.fd, &rl->status, &rl->conn_fd };
+	_Static_assert(ARRAY_SIZE(keep) == BC_RELAY_END - BC_FD_BASE, "enum bc_relay_fd");
+	if ((r = bc_fds_arrange(keep, ARRAY_SIZE(keep))) < 0)
 		return bc_error_errno(err, -r, "relay: close inherited descriptors");
 	rl->c = calloc(MAX_CONNS, sizeof *rl->c);
 	if (!rl->c)
@@ -872,9 +813,7 @@ static int child_setup(struct relay *rl, pid_t parent, struct bc_error *err)
 	if ((rl->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		return bc_error_errno(err, errno, "relay: epoll");
 	tzset();
-	struct bc_seccomp_prog prog;
-	if ((r = seccomp_prepare(rl, &prog, err)) < 0)
-		return r;
+	const struct bc_seccomp_prog prog = { .fprog = bc_seccomp_relay };
 	r = bc_caps_netns_owner(rl->nft, rl->p->uid, rl->p->gid, "relay", err);
 	if (r >= 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
 		r = bc_error_set(err, ESRCH, "relay: the supervisor is gone");
@@ -892,7 +831,6 @@ static int child_setup(struct relay *rl, pid_t parent, struct bc_error *err)
 		bc_json_free(&j);
 		r = bc_seccomp_load_prog(&prog, err);
 	}
-	bc_seccomp_prog_free(&prog);
 	return r;
 }
 

@@ -103,6 +103,74 @@ static int add_personality(scmp_filter_ctx ctx, struct bc_error *err)
 	return 0;
 }
 
+/* An allowlist: plain[] whatever the arguments, mmap never executable,
+ * write() on stderr and on writers[], socket() of the families and types
+ * given with protocol 0. */
+static int build_allowlist(const int *plain, size_t n_plain, const int *writers, size_t n_writers,
+			   const int *families, size_t n_fam, const int *types, size_t n_types,
+			   const char *who, scmp_filter_ctx *out, struct bc_error *err)
+{
+	*out = NULL;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int r = ctx ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < n_plain; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
+	/* memory, never executable */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	for (size_t i = 0; r == 0 && i < n_writers; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)writers[i]));
+	for (size_t i = 0; r == 0 && i < n_fam; i++)
+		for (size_t t = 0; r == 0 && t < n_types; t++)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 3,
+					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]),
+					     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[t]),
+					     SCMP_A2(SCMP_CMP_EQ, 0));
+	if (r < 0) {
+		if (ctx)
+			seccomp_release(ctx);
+		return bc_error_errno(err, -r, "%s: build the seccomp filter", who);
+	}
+	*out = ctx;
+	return 0;
+}
+
+int bc_seccomp_build_dnsfilter(scmp_filter_ctx *out, struct bc_error *err)
+{
+	static const int plain[] = {
+		SCMP_SYS(read), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(sendto),
+		SCMP_SYS(sendmsg), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(close),
+		SCMP_SYS(connect), SCMP_SYS(accept4), SCMP_SYS(getsockopt),
+		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(time), SCMP_SYS(getrandom),
+		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
+	};
+	static const int writers[] = { 2, BC_DNSF_AUDIT, BC_DNSF_STATUS, BC_DNSF_PINS };
+	/* upstream sockets: IPv4/IPv6 UDP/TCP, nothing else */
+	static const int families[] = { AF_INET, AF_INET6 }, types[] = { SOCK_DGRAM, SOCK_STREAM };
+	return build_allowlist(plain, ARRAY_SIZE(plain), writers, ARRAY_SIZE(writers), families,
+			       ARRAY_SIZE(families), types, ARRAY_SIZE(types), "DNS filter", out, err);
+}
+
+int bc_seccomp_build_relay(scmp_filter_ctx *out, struct bc_error *err)
+{
+	static const int plain[] = {
+		SCMP_SYS(read), SCMP_SYS(recvfrom), SCMP_SYS(sendto), SCMP_SYS(close),
+		SCMP_SYS(connect), SCMP_SYS(accept4), SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
+		SCMP_SYS(shutdown), SCMP_SYS(bind), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
+		SCMP_SYS(epoll_ctl), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(time),
+		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
+	};
+	static const int writers[] = { 2, BC_RELAY_AUDIT, BC_RELAY_STATUS, BC_RELAY_CONN };
+	/* upstream sockets and the host-address probe: IPv4 TCP only */
+	static const int families[] = { AF_INET }, types[] = { SOCK_STREAM };
+	return build_allowlist(plain, ARRAY_SIZE(plain), writers, ARRAY_SIZE(writers), families,
+			       ARRAY_SIZE(families), types, ARRAY_SIZE(types), "relay", out, err);
+}
+
 int bc_seccomp_build(const struct bc_policy *p, scmp_filter_ctx *out, struct bc_error *err)
 {
 	static const unsigned long ioctls[] = { TIOCSTI, TIOCLINUX };

@@ -40,6 +40,24 @@ int bc_seccomp_load_prog(const struct bc_seccomp_prog *prog, struct bc_error *er
 /* The program of bc_seccomp_build's filter, generated at build time
  * (seccomp-gen.c; it depends on no policy): what the sandbox loads. */
 extern const struct sock_fprog bc_seccomp_sandbox;
+
+/* The DNS filter's and the relay's allowlists. They allow write() on
+ * stderr and on their writers, named by the numbers bc_fds_arrange gives
+ * their descriptors (in the order of these enums); a writer a process
+ * does not have leaves its number free, and what could later take it is
+ * only a socket, on which write() is a send the filter allows anyway.
+ * Their programs, generated at build time as well: */
+enum bc_dnsfilter_fd {
+	BC_DNSF_UDP = BC_FD_BASE, BC_DNSF_TCP, BC_DNSF_NFT, BC_DNSF_AUDIT, BC_DNSF_STATUS,
+	BC_DNSF_CHAN, BC_DNSF_PINS, BC_DNSF_END
+};
+enum bc_relay_fd {
+	BC_RELAY_LISTEN = BC_FD_BASE, BC_RELAY_NFT, BC_RELAY_AUDIT, BC_RELAY_STATUS, BC_RELAY_CONN,
+	BC_RELAY_END
+};
+int bc_seccomp_build_dnsfilter(scmp_filter_ctx *out, struct bc_error *err);
+int bc_seccomp_build_relay(scmp_filter_ctx *out, struct bc_error *err);
+extern const struct sock_fprog bc_seccomp_dnsfilter, bc_seccomp_relay;
 void bc_seccomp_prog_free(struct bc_seccomp_prog *prog);
 
 /* Free a context built by bc_seccomp_build; for _cleanup_(bc_seccomp_freep). */

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "util.h"
 
@@ -163,6 +164,36 @@ int bc_socket_netns(int sock)
 {
 	int fd = ioctl(sock, SIOCGSKNS);
 	return fd < 0 ? -errno : fd;
+}
+
+int bc_fds_arrange(int *const fds[], size_t n)
+{
+	unsigned top = BC_FD_BASE + (unsigned)n;
+	/* above the places first, so no move lands on a descriptor still to
+	 * be moved */
+	for (size_t i = 0; i < n; i++)
+		if (*fds[i] >= 0) {
+			int t = fcntl(*fds[i], F_DUPFD_CLOEXEC, (int)top);
+			if (t < 0)
+				return -errno;
+			*fds[i] = t;
+		}
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+		return -errno;
+	if (null > 2)
+		close(null);
+	for (size_t i = 0; i < n; i++) {
+		int want = BC_FD_BASE + (int)i;
+		if (*fds[i] < 0) {
+			close(want);   /* whatever we inherited there */
+			continue;
+		}
+		if (dup3(*fds[i], want, O_CLOEXEC) < 0)
+			return -errno;
+		*fds[i] = want;
+	}
+	return syscall(SYS_close_range, top, ~0u, 0) < 0 ? -errno : 0;
 }
 
 int bc_send_fd(int sock, int fd)

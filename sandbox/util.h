@@ -63,6 +63,14 @@ int bc_read_file(const char *path, char **out, size_t *len, size_t max);
 /* Read all of fd (up to max bytes) into a NUL-terminated heap buffer. */
 int bc_read_fd(int fd, char **out, size_t *len, size_t max);
 
+/* For a helper process (the DNS filter, the relay): stdin and stdout
+ * become /dev/null, stderr stays, *fds[i] moves to number BC_FD_BASE + i
+ * (an absent one, -1, leaves its number free) and every other descriptor
+ * is closed, so that its seccomp program, generated at build time, can
+ * name them (seccomp.h). 0 or -errno. */
+#define BC_FD_BASE 3
+int bc_fds_arrange(int *const fds[], size_t n);
+
 /* Pass one fd over a unix socket (SCM_RIGHTS, one byte of data). */
 int bc_send_fd(int sock, int fd);
 

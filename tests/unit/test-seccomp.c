@@ -118,6 +118,11 @@ static const char *probe_path(void)
 static bool userns_works;
 static struct bc_policy default_policy;
 
+static int build_sandbox(scmp_filter_ctx *ctx, struct bc_error *err)
+{
+	return bc_seccomp_build(&default_policy, ctx, err);
+}
+
 /* The filter as built for a default policy, set up for this process. */
 static int load_filter(void)
 {
@@ -377,21 +382,33 @@ int main(void)
 
 	run_child("filter", child_filter);
 
-	/* What the sandbox loads is the program generated at build time:
-	 * it must be exactly what libseccomp makes of bc_seccomp_build now. */
-	struct bc_error err = { 0 };
-	scmp_filter_ctx ctx = NULL;
-	struct bc_seccomp_prog now = { 0 };
-	bool built = bc_seccomp_build(&default_policy, &ctx, &err) == 0 &&
-		     bc_seccomp_export(ctx, &now, &err) == 0;
-	if (ctx)
-		seccomp_release(ctx);
-	ok(built && now.fprog.len == bc_seccomp_sandbox.len &&
-	   memcmp(now.fprog.filter, bc_seccomp_sandbox.filter,
-		  now.fprog.len * sizeof *now.fprog.filter) == 0,
-	   "the build-time program (bc_seccomp_sandbox, %u instructions) is what bc_seccomp_build "
-	   "generates (%u)%s%s", bc_seccomp_sandbox.len, now.fprog.len, built ? "" : ": ", err.msg);
-	bc_seccomp_prog_free(&now);
+	/* What the sandbox, the DNS filter and the relay load are programs
+	 * generated at build time: each must be exactly what libseccomp
+	 * makes of its rules now. */
+	static const struct {
+		const char *name;
+		const struct sock_fprog *embedded;
+		int (*build)(scmp_filter_ctx *, struct bc_error *);
+	} progs[] = {
+		{ "sandbox", &bc_seccomp_sandbox, build_sandbox },
+		{ "dnsfilter", &bc_seccomp_dnsfilter, bc_seccomp_build_dnsfilter },
+		{ "relay", &bc_seccomp_relay, bc_seccomp_build_relay },
+	};
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+		struct bc_error err = { 0 };
+		scmp_filter_ctx ctx = NULL;
+		struct bc_seccomp_prog now = { 0 };
+		bool built = progs[i].build(&ctx, &err) == 0 && bc_seccomp_export(ctx, &now, &err) == 0;
+		if (ctx)
+			seccomp_release(ctx);
+		ok(built && now.fprog.len == progs[i].embedded->len &&
+		   memcmp(now.fprog.filter, progs[i].embedded->filter,
+			  now.fprog.len * sizeof *now.fprog.filter) == 0,
+		   "the build-time program bc_seccomp_%s (%u instructions) is what its rules generate "
+		   "now (%u)%s%s", progs[i].name, progs[i].embedded->len, now.fprog.len,
+		   built ? "" : ": ", err.msg);
+		bc_seccomp_prog_free(&now);
+	}
 
 	if (access(probe_path(), X_OK) == 0) {
 		test_probe("syscalls", "clone3 errno=ENOSYS");
