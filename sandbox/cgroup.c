@@ -1153,6 +1153,22 @@ int bc_cgroup_destroy(struct bc_cgroup *cg)
 		cg_release(cg);
 		return 0;
 	}
+	/* Empty, as after a normal end: an rmdir that succeeds proves it,
+	 * with no cgroup.procs read first. */
+	bool busy = false;
+	for (int h = BC_CG_NHIER - 1; h >= 0; h--) {
+		struct bc_cgroup_dir *d = &cg->dir[h];
+		if (!d->path || !d->created)
+			continue;
+		if (rmdir(d->path) == 0 || errno == ENOENT)
+			d->created = false;
+		else
+			busy = true;
+	}
+	if (!busy) {
+		cg_release(cg);
+		return 0;
+	}
 	ret = bc_cgroup_kill(cg);
 	/* Reverse order; the rmdir can lag the last exit briefly. */
 	for (int h = BC_CG_NHIER - 1; h >= 0; h--) {
