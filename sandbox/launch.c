@@ -2,14 +2,14 @@
  *
  *   supervisor (host side)      pid 1 "init" (sandbox)     pid 2 (net_start)    worker
  *   1 prepare: policy, profile,
- *     seccomp program, layout,
- *     host ids (a slot; idmapped
- *     profile: host_ids_prepare)
+ *     layout, host ids (a slot;
+ *     idmapped profile:
+ *     host_ids_prepare)
  *   2 v2: cgroup + limits (in a
  *     scope from systemd where
  *     ours is not delegated)
  *     clone3(NEWUSER|NEWNS|...,
- *       INTO_CGROUP) ---------> fork ------------------> 3 NEWNET
+ *       INTO_CGROUP) ---------> clone/fork ------------> 3 NEWNET
  *     as the slot's uid,
  *     uid/gid maps, "ids" ----->  waits for "ids"
  *     v1: cgroup + limits         3 ids, hostname          (filtered:)
