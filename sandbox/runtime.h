@@ -73,7 +73,11 @@ int bc_runtime_gc(void (*fn)(const char *session, void *ctx), void *ctx, struct 
  * the dead supervisor's lock on the object is free, within a few seconds)
  * and exits; bc_cleaner_done, at the end of a normal teardown, tells it
  * "done" and reaps it, so after a normal return nothing of the sandbox
- * remains. */
+ * remains. The shared memory's price: a supervisor killed by the OOM
+ * killer takes the cleaner with it (the OOM killer ends every process
+ * using the victim's memory; a core dump, since Linux 5.16, ends only the
+ * dumping process, checked with SIGSEGV); what is left then goes at the
+ * next launch's stale-record gc or `browsercage gc`. */
 struct bc_cleaner {
 	pid_t pid;          /* 0: not running */
 	int fd;             /* our end, -1 if none */
