@@ -486,16 +486,15 @@ static void check_proc(struct bc_doctor *d, bool userns_ok)
 	add(d, "proc", BC_CHECK_OK, "a fresh /proc mounts in new user, pid and mount namespaces");
 }
 
+/* The program run loads (built in: bc_seccomp_sandbox), loaded the way
+ * the worker loads it. */
 static int seccomp_fn(void *arg, struct bc_error *err)
 {
-	const struct bc_policy *p = arg;
-	scmp_filter_ctx ctx = NULL;
-	int r = bc_seccomp_build(p, &ctx, err);
-	if (r < 0)
-		return r;
-	if ((r = bc_set_no_new_privs(err)) >= 0)
-		r = bc_seccomp_load(ctx, err);
-	seccomp_release(ctx);
+	(void)arg;
+	const struct bc_seccomp_prog prog = { .fprog = bc_seccomp_sandbox };
+	int r = bc_set_no_new_privs(err);
+	if (r >= 0)
+		r = bc_seccomp_load_prog(&prog, err);
 	if (r >= 0 && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
 		return bc_error_set(err, EIO, "the filter loaded but PR_GET_SECCOMP does not say so");
 	return r;

@@ -442,21 +442,13 @@ static int cleaner_main(void *arg)
 	setsid();
 	prctl(PR_SET_NAME, "bc-cleaner", 0, 0, 0);
 	signal(SIGPIPE, SIG_IGN);
-	/* Nothing of the supervisor's but our socket and our own program
-	 * (moved out of the way of 0-2, which become /dev/null): its locks
-	 * (record, cgroup, slot, lease) must go when it dies. */
-	int keep = fcntl(a->fd, F_DUPFD, 64);
-	int exe = keep < 0 ? -1 : open("/proc/self/exe", O_PATH | O_CLOEXEC);
-	int exe2 = exe < 0 ? -1 : fcntl(exe, F_DUPFD_CLOEXEC, keep + 1);
-	if (keep < 0)
+	/* Nothing of the supervisor's but our socket and our own program (0-2
+	 * become /dev/null): its locks (record, cgroup, slot, lease) must go
+	 * when it dies. */
+	int keep = a->fd, exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	int *const fds[] = { &keep, &exe };
+	if (bc_fds_arrange(fds, ARRAY_SIZE(fds)) < 0 || dup2(0, 2) < 0)
 		_exit(1);
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	for (int i = 0; i < 3 && null >= 0; i++)
-		dup2(null, i);
-	syscall(SYS_close_range, 3, keep - 1, 0);
-	if (exe2 > keep + 1)
-		syscall(SYS_close_range, keep + 1, exe2 - 1, 0);
-	syscall(SYS_close_range, (exe2 >= 0 ? exe2 : keep) + 1, ~0U, 0);
 	if (chdir("/") < 0)
 		_exit(1);
 	char c = 0;
@@ -471,8 +463,8 @@ static int cleaner_main(void *arg)
 	char *argv[] = { "bc-cleaner", (char *)BC_CLEANER_ARG, (char *)a->record, (char *)a->cgroup_parent,
 			 (char *)a->cgroup_name, slot, NULL };
 	char *envp[] = { NULL };
-	if (exe2 >= 0)
-		syscall(SYS_execveat, exe2, "", argv, envp, AT_EMPTY_PATH);
+	if (exe >= 0)
+		syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
 	/* no program to run (no /proc): clean from here, as best we can */
 	struct bc_cleaner_job job;
 	job_of(a, &job);
