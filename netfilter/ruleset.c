@@ -734,10 +734,12 @@ static int batch_reserve(struct bc_nft_batch *b)
 {
 	if (b->cap - b->len < BATCH_ROOM) {
 		size_t cap = b->cap ? b->cap * 2 : 4 * BATCH_ROOM;
+		/* not zeroed: every byte up to len is written by the message
+		 * builders (libmnl clears headers and attribute padding), and a
+		 * page of the room never used is never touched */
 		char *n = realloc(b->buf, cap);
 		if (!n)
 			return -ENOMEM;
-		memset(n + b->cap, 0, cap - b->cap);
 		b->buf = n;
 		b->cap = cap;
 	}
