@@ -78,7 +78,6 @@ struct conn {
 };
 
 struct pending {
-	bool used;
 	unsigned gen;                /* bumped for every upstream socket */
 	int fd;                      /* upstream socket, -1 if none */
 	bool tcp, sent;
@@ -117,6 +116,7 @@ struct filter {
 	uint64_t rl_count, rl_logged_ms;
 	struct conn conns[MAX_CONNS];
 	struct pending *pend;                /* MAX_PENDING */
+	uint64_t pend_used;                  /* bit i: pend[i] is a query in flight */
 	struct bc_dns_query_decision *scratch;
 	struct bc_dns_answer_result res;
 	uint8_t out[2 + REPLY_MAX];          /* TCP length prefix, reply */
@@ -242,6 +242,21 @@ static void reply_rcode(struct filter *f, const struct client *c,
 
 /* ---- upstream ---------------------------------------------------------------- */
 
+/* Which pend[] are in use is kept apart from them (an entry is 37 KiB):
+ * an entry is read or written only once it is taken, so the table costs
+ * no page until queries need it. */
+_Static_assert(MAX_PENDING >= 1 && MAX_PENDING <= 64, "pend_used holds a bit per entry");
+
+static uint64_t pend_bit(const struct filter *f, const struct pending *s)
+{
+	return UINT64_C(1) << (s - f->pend);
+}
+
+static bool pend_used(const struct filter *f, const struct pending *s)
+{
+	return f->pend_used & pend_bit(f, s);
+}
+
 static void pending_close(struct filter *f, struct pending *s)
 {
 	if (s->fd >= 0)
@@ -259,7 +274,7 @@ static void pending_finish(struct filter *f, struct pending *s)
 	pending_close(f, s);
 	if (s->c.conn >= 0)
 		f->conns[s->c.conn].busy = false;
-	s->used = false;
+	f->pend_used &= ~pend_bit(f, s);
 }
 
 static void pending_fail(struct filter *f, struct pending *s, const char *reason)
@@ -393,7 +408,7 @@ static void upstream_io(struct filter *f, struct pending *s, short revents)
 {
 	if (!s->tcp) {
 		uint8_t buf[UDP_ANSWER_MAX];
-		for (int i = 0; i < 8 && s->used && !s->tcp; i++) {
+		for (int i = 0; i < 8 && pend_used(f, s) && !s->tcp; i++) {
 			ssize_t n = recv(s->fd, buf, sizeof buf, MSG_DONTWAIT);
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				return;
@@ -434,7 +449,7 @@ static void upstream_io(struct filter *f, struct pending *s, short revents)
 	if (s->tlen > 2 && s->tlen == 2 + ((size_t)s->tbuf[0] << 8 | s->tbuf[1])) {
 		size_t len = s->tlen - 2;
 		upstream_answer(f, s, s->tbuf + 2, len);
-		if (s->used && s->tcp) {     /* not our answer: read the next one */
+		if (pend_used(f, s) && s->tcp) {     /* not our answer: read the next one */
 			s->tlen = 0;
 		}
 	}
@@ -491,16 +506,14 @@ static void query(struct filter *f, const struct client *c, const uint8_t *q, si
 				  d->action == BC_DNS_REFUSE ? bc_dns_reason_str(d->reason) : "too long", NULL);
 		return;
 	}
-	struct pending *s = NULL;
-	for (size_t i = 0; i < MAX_PENDING && !s; i++)
-		if (!f->pend[i].used)
-			s = &f->pend[i];
-	if (!s) {
+	if (f->pend_used == (UINT64_C(2) << (MAX_PENDING - 1)) - 1) {   /* all in flight */
 		reply_rcode(f, c, d, false);
 		audit_dns(f, d, c->conn >= 0, "upstream_failed", "too many queries in flight", NULL);
 		return;
 	}
-	s->used = true;
+	struct pending *s = &f->pend[__builtin_ctzll(~f->pend_used)];
+	f->pend_used |= pend_bit(f, s);
+	s->fd = -1;
 	s->c = *c;
 	s->tcp = false;
 	s->attempt = 0;
@@ -535,7 +548,7 @@ static void conn_close(struct filter *f, int i)
 	struct conn *k = &f->conns[i];
 
 	for (size_t j = 0; j < MAX_PENDING; j++)
-		if (f->pend[j].used && f->pend[j].c.conn == i)
+		if (pend_used(f, &f->pend[j]) && f->pend[j].c.conn == i)
 			pending_finish(f, &f->pend[j]);
 	close(k->fd);
 	k->fd = -1;
@@ -599,7 +612,7 @@ static void conn_read(struct filter *f, int i)
 static void expire(struct filter *f, uint64_t now)
 {
 	for (size_t i = 0; i < MAX_PENDING; i++)
-		if (f->pend[i].used && f->pend[i].deadline <= now)
+		if (pend_used(f, &f->pend[i]) && f->pend[i].deadline <= now)
 			attempt_next(f, &f->pend[i], "timeout");
 	for (int i = 0; i < MAX_CONNS; i++)
 		if (f->conns[i].fd >= 0 && !f->conns[i].busy && f->conns[i].deadline <= now)
@@ -630,7 +643,7 @@ static int filter_run(struct filter *f)
 		}
 		for (int j = 0; j < MAX_PENDING; j++) {
 			struct pending *s = &f->pend[j];
-			if (!s->used || s->fd < 0)
+			if (!pend_used(f, s) || s->fd < 0)
 				continue;
 			next = s->deadline < next ? s->deadline : next;
 			who[n] = MAX_CONNS + j;
@@ -656,7 +669,7 @@ static int filter_run(struct filter *f)
 				continue;
 			}
 			struct pending *s = &f->pend[who[k] - MAX_CONNS];
-			if (s->used && s->gen == gen[k] && s->fd == pfd[k].fd)
+			if (pend_used(f, s) && s->gen == gen[k] && s->fd == pfd[k].fd)
 				upstream_io(f, s, pfd[k].revents);
 		}
 	}
@@ -699,8 +712,6 @@ static int child_setup(struct filter *f, pid_t parent, struct bc_error *err)
 	f->seen = calloc(SEEN_MAX, sizeof *f->seen);
 	if (!f->pend || !f->scratch || !f->seen)
 		return bc_error_errno(err, ENOMEM, "DNS filter: allocate its tables");
-	for (size_t i = 0; i < MAX_PENDING; i++)
-		f->pend[i].fd = -1;
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		f->conns[i].fd = -1;
 	/* Before the filter: the time zone is read once now (audit stamps call

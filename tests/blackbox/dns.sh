@@ -225,6 +225,21 @@ check "the upstream saw neither" test "$(grep -c " ok.test A" "$FLOG")" = "$n0"
 expect_q "an unanswered query gets SERVFAIL" "SERVFAIL" slow.ok.test
 check "audit: upstream_failed" audit_has 'r["name"] == "slow.ok.test" and r["decision"] == "upstream_failed"'
 
+# More queries upstream at once than the filter holds (64): the rest get
+# SERVFAIL at once, and once the 64 have timed out their places are free.
+pids=()
+for _ in $(seq 1 70); do
+	inS dig @127.0.0.1 +tries=1 +time=8 slow.ok.test >/dev/null 2>&1 &
+	pids+=($!)
+done
+wait "${pids[@]}"
+full=$(python3 -c '
+import json, sys
+print(sum(1 for l in open(sys.argv[1]) for r in [json.loads(l)]
+          if r["event"] == "dns" and r.get("reason") == "too many queries in flight"))' "$AUDIT")
+check "70 queries at once: 64 go upstream, 6 are refused as too many ($full)" test "$full" = 6
+expect_q "after them a query goes upstream again" "NOERROR 203.0.113.10" ok.test
+
 check "every audit line is one JSON record with name, type, decision" python3 -c '
 import json, sys
 n = 0
