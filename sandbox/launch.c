@@ -598,8 +598,10 @@ out:
  *
  * Offline, that process needs no heap: it is a clone sharing pid 1's
  * memory (no page tables copied, an exit that frees nothing), on a stack
- * of its own. The filtered steps allocate (libnftnl), so there it is a
- * fork. */
+ * of its own. It also shares pid 1's thread area, errno with it: none of
+ * its calls fails on the way to success, so it writes errno only when it
+ * is about to report a failure and exit. The filtered steps allocate
+ * (libnftnl), so there it is a fork. */
 struct net_args {
 	const struct bc_policy *p;
 	bool relay;

@@ -435,7 +435,11 @@ static void job_of(const struct cleaner_arg *a, struct bc_cleaner_job *job)
  * told "done" it exits. Once the supervisor is gone (killed: its end
  * closed without "done") that memory is a dead process's, so the
  * cleaning runs in a fresh image: this program executed again with the
- * job on its command line (bc_cleaner_exec_main). */
+ * job on its command line (bc_cleaner_exec_main). The shared memory
+ * includes the thread area, so errno is the supervisor's too. Until the
+ * read returns only a failing call here writes it: the open of our
+ * program where there is no /proc, and a read a signal interrupts, which
+ * only a deliberate kill of this pid can cause. */
 static int cleaner_main(void *arg)
 {
 	const struct cleaner_arg *a = arg;
