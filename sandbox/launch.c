@@ -119,6 +119,9 @@ enum bc_msg_type {
 			     * code = the Landlock ABI in force */
 	BC_MSG_DOWNLOADS,   /* init -> supervisor, after "go": carries the mount
 			     * fd of a fork's Downloads tmpfs (mount.h) */
+	BC_MSG_EXIT,        /* init -> supervisor: the command ended (code: its
+			     * wait status) and no other process of the sandbox
+			     * is left; pid 1 exits next (init_finish) */
 	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
 };
 
@@ -337,11 +340,6 @@ static int build_env(const struct bc_launch *l, const struct bc_rootfs *rfs, str
 	return r ? -ENOMEM : 0;
 }
 
-static int int_cmp(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 /* Close every fd but 0-2, the passed ones and keep. */
 static int close_inherited(const struct bc_launch *l, int keep)
 {
@@ -350,16 +348,7 @@ static int close_inherited(const struct bc_launch *l, int keep)
 	fds[n++] = keep;
 	for (size_t i = 0; i < l->n_pass_fds && n < ARRAY_SIZE(fds); i++)
 		fds[n++] = l->pass_fds[i];
-	qsort(fds, n, sizeof *fds, int_cmp);
-	int from = 3;
-	for (size_t i = 0; i < n; i++) {
-		if (fds[i] < from)
-			continue;
-		if (fds[i] > from && syscall(SYS_close_range, from, fds[i] - 1, 0) < 0)
-			return -errno;
-		from = fds[i] + 1;
-	}
-	return syscall(SYS_close_range, from, ~0U, 0) < 0 ? -errno : 0;
+	return bc_close_all_but(fds, n);
 }
 
 static int set_rlimit(int res, uint64_t v, const char *name, struct bc_error *err)
@@ -734,6 +723,21 @@ static void cgroup_enter(const char *leaf, int sync_fd)
 		child_fail(sync_fd, &err);
 }
 
+/* The command ended with status: end every other process of the
+ * sandbox and reap them all (orphans come to us, the namespace's init;
+ * once none is left waitpid fails), then tell the supervisor before our
+ * own exit. That exit tears the namespaces down (the mount tree above
+ * all), which the kernel would otherwise do before the supervisor hears
+ * of it: now it runs beside the supervisor's teardown. */
+static _Noreturn void init_finish(int status, int sync_fd)
+{
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+		;
+	msg_send(sync_fd, BC_MSG_EXIT, status, NULL);
+	_exit(exit_status(status));
+}
+
 static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs, int sync_fd)
 {
 	const struct bc_policy *p = l->policy;
@@ -810,10 +814,12 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 
 	/* Step 7 for pid 1 itself: it needs no privilege to reap and forward.
 	 * Not dumpable, so the command (same uid) cannot ptrace or write its
-	 * memory through /proc. */
-	close(sync_fd);
+	 * memory through /proc. It keeps only the sync socket (for "exit")
+	 * and its host-id slot's lock (held until the sandbox is gone), so
+	 * nothing the command's end should close waits for pid 1 too. */
+	int keep[] = { sync_fd, l->host.lock_fd };
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || bc_caps_drop_all(&err) < 0 ||
-	    bc_set_no_new_privs(&err) < 0) {
+	    bc_set_no_new_privs(&err) < 0 || bc_close_all_but(keep, ARRAY_SIZE(keep)) < 0) {
 		kill(worker, SIGKILL);
 		_exit(BC_EXIT_LAUNCHER);
 	}
@@ -834,9 +840,9 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 		}
 		int status;
 		pid_t pid;
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
 			if (pid == worker)
-				_exit(exit_status(status));   /* the kernel kills the rest */
+				init_finish(status, sync_fd);
 	}
 }
 
@@ -1127,7 +1133,8 @@ struct supervisor {
 	bool ready;
 	bool stopping;         /* SIGPWR sent at the deadline or revocation; SIGKILL follows */
 	enum bc_ending ending;
-	int status;
+	int status;            /* pid 1's */
+	bool reaped;           /* pid 1 was waited for; else only its "exit" came */
 	struct bc_error child_err;
 	struct bc_cgroup cg;
 	struct bc_uplink_state uplink;
@@ -1195,6 +1202,11 @@ static int supervise_once(struct supervisor *s)
 	if (pfd[2].revents) {
 		struct bc_msg m = {0};
 		int r = msg_recv(s->sync_fd, &m, NULL, NULL);
+		if (r == 1 && m.type == BC_MSG_EXIT && s->ready) {
+			/* pid 1 exits with the command's status (init_finish) */
+			s->status = W_EXITCODE(exit_status(m.code), 0);
+			return 1;
+		}
 		if (r == 1 && m.type == BC_MSG_READY && !s->ready) {
 			s->ready = true;
 			struct bc_json j;
@@ -1237,6 +1249,7 @@ static int supervise_once(struct supervisor *s)
 		int status;
 		if (waitpid(s->child, &status, WNOHANG) == s->child) {
 			s->status = status;
+			s->reaped = true;
 			return 1;
 		}
 	}
@@ -1798,6 +1811,7 @@ kill:
 		bc_error_set(err, -ret, "sandbox setup failed");
 	sandbox_kill(&s);
 	waitpid(s.child, NULL, 0);
+	s.reaped = true;
 out:
 	/* Teardown, whatever the ending: nothing of the sandbox survives but
 	 * what waits for the kernel off the exit's path (uplink.h: the veth
@@ -1821,6 +1835,12 @@ out:
 	bc_nflog_pins_close();
 	bc_nflog_conns_close();
 	bc_uplink_detach(&s.uplink);
+	/* What needs pid 1 gone: its cgroup's removal, and the slot its
+	 * lock holds. The cleaner ends meanwhile. */
+	bc_cleaner_release(&cleaner);
+	if (s.child > 0 && !s.reaped)
+		while (waitpid(s.child, NULL, 0) < 0 && errno == EINTR)
+			;
 	int cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);
 	bc_ids_release(&l->host);   /* pid 1 and the DNS filter, its other holders, are gone */

@@ -546,13 +546,19 @@ int bc_cleaner_start(struct bc_cleaner *c, const struct bc_cleaner_job *job, str
 	return 0;
 }
 
-void bc_cleaner_done(struct bc_cleaner *c)
+void bc_cleaner_release(struct bc_cleaner *c)
 {
 	if (c->fd >= 0) {
 		ssize_t w = send(c->fd, "D", 1, MSG_NOSIGNAL);
 		(void)w;   /* a cleaner that is gone has nothing left to do */
 		close(c->fd);
 	}
+	c->fd = -1;
+}
+
+void bc_cleaner_done(struct bc_cleaner *c)
+{
+	bc_cleaner_release(c);
 	while (c->pid > 0 && waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	if (c->mem)

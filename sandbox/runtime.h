@@ -95,6 +95,9 @@ struct bc_cleaner_job {
 };
 
 int bc_cleaner_start(struct bc_cleaner *c, const struct bc_cleaner_job *job, struct bc_error *err);
+/* release tells it "done" (it exits on its own, beside what the
+ * supervisor still does); done also reaps it. */
+void bc_cleaner_release(struct bc_cleaner *c);
 void bc_cleaner_done(struct bc_cleaner *c);
 
 /* A cleaner whose supervisor died runs as its program executed again

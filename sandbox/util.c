@@ -166,6 +166,25 @@ int bc_socket_netns(int sock)
 	return fd < 0 ? -errno : fd;
 }
 
+static int int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+int bc_close_all_but(int *keep, size_t n)
+{
+	qsort(keep, n, sizeof *keep, int_cmp);
+	int from = 3;
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < from)
+			continue;
+		if (keep[i] > from && syscall(SYS_close_range, from, keep[i] - 1, 0) < 0)
+			return -errno;
+		from = keep[i] + 1;
+	}
+	return syscall(SYS_close_range, from, ~0U, 0) < 0 ? -errno : 0;
+}
+
 int bc_fds_arrange(int *const fds[], size_t n)
 {
 	unsigned top = BC_FD_BASE + (unsigned)n;

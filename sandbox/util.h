@@ -63,6 +63,10 @@ int bc_read_file(const char *path, char **out, size_t *len, size_t max);
 /* Read all of fd (up to max bytes) into a NUL-terminated heap buffer. */
 int bc_read_fd(int fd, char **out, size_t *len, size_t max);
 
+/* Close every descriptor from 3 up but those of keep (sorted in place;
+ * negative entries keep nothing). 0 or -errno. */
+int bc_close_all_but(int *keep, size_t n);
+
 /* For a helper process (the DNS filter, the relay): stdin and stdout
  * become /dev/null, stderr stays, *fds[i] moves to number BC_FD_BASE + i
  * (an absent one, -1, leaves its number free) and every other descriptor
