@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/securebits.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -65,7 +66,9 @@ int bc_caps_drop_all(struct bc_error *err)
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return bc_error_errno(err, errno, "caps: cannot clear the ambient set");
 
-	/* The check asks the kernel directly: capget, and the bounding set. */
+	/* The check asks the kernel directly (capget); the bounding and
+	 * ambient sets are bc_verify_hardened's to check, which every caller
+	 * runs next. */
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
 	if (syscall(SYS_capget, &h, d) < 0)
@@ -73,13 +76,6 @@ int bc_caps_drop_all(struct bc_error *err)
 	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
 		if (d[i].effective || d[i].permitted || d[i].inheritable)
 			return bc_error_set(err, EPERM, "caps: capabilities remain after the drop");
-	for (int c = 0; c <= 63; c++) {
-		int b = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
-		if (b < 0)
-			break;
-		if (b > 0)
-			return bc_error_set(err, EPERM, "caps: capability %d remains in the bounding set", c);
-	}
 	return check_securebits(err);
 }
 
@@ -118,12 +114,26 @@ static const char *status_field(const char *text, const char *key, char *buf, si
 int bc_verify_hardened(bool seccomp_expected, struct bc_error *err)
 {
 	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
-	_cleanup_free_ char *text = NULL;
-	char val[64];
+	char text[16384], val[64];
 
-	int r = bc_read_file("/proc/self/status", &text, NULL, 1 << 16);
-	if (r < 0)
-		return bc_error_errno(err, -r, "verify: cannot read /proc/self/status");
+	/* Into a buffer on the stack: the kernel's one view of all of it, in
+	 * one read (20 us here, against 60 us for asking each capability of
+	 * the bounding and ambient sets by prctl, and a heap buffer's page
+	 * faults in the worker: BENCHMARKS.md). */
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bc_error_errno(err, errno, "verify: cannot read /proc/self/status");
+	size_t len = 0;
+	ssize_t n;
+	while ((n = read(fd, text + len, sizeof text - 1 - len)) > 0)
+		len += (size_t)n;
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return bc_error_errno(err, e, "verify: cannot read /proc/self/status");
+	if (len == sizeof text - 1)
+		return bc_error_set(err, EFBIG, "verify: /proc/self/status is larger than %zu bytes", sizeof text - 1);
+	text[len] = '\0';
 
 	for (size_t i = 0; i < ARRAY_SIZE(capsets); i++) {
 		status_field(text, capsets[i], val, sizeof val);

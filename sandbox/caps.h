@@ -14,8 +14,9 @@
  * bounding set. First sets and locks the securebits NOROOT, NO_SETUID_FIXUP,
  * NO_CAP_AMBIENT_RAISE (and KEEP_CAPS off, locked) while CAP_SETPCAP is still
  * held. The caller already runs as its final non-root uid inside a user
- * namespace where it holds all capabilities. Fails if any set is non-empty
- * afterwards. */
+ * namespace where it holds all capabilities. Fails if capget still shows a
+ * capability; the bounding and ambient sets are checked by
+ * bc_verify_hardened, which the caller runs next. */
 int bc_caps_drop_all(struct bc_error *err);
 
 /* prctl(PR_SET_NO_NEW_PRIVS, 1): needed before an unprivileged seccomp load

@@ -819,7 +819,8 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	 * nothing the command's end should close waits for pid 1 too. */
 	int keep[] = { sync_fd, l->host.lock_fd };
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || bc_caps_drop_all(&err) < 0 ||
-	    bc_set_no_new_privs(&err) < 0 || bc_close_all_but(keep, ARRAY_SIZE(keep)) < 0) {
+	    bc_set_no_new_privs(&err) < 0 || bc_verify_hardened(false, &err) < 0 ||
+	    bc_close_all_but(keep, ARRAY_SIZE(keep)) < 0) {
 		kill(worker, SIGKILL);
 		_exit(BC_EXIT_LAUNCHER);
 	}

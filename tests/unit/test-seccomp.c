@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/seccomp.h>
 
@@ -281,6 +282,25 @@ static int enter_userns_as_1000(void)
 	return 0;
 }
 
+/* The check does not trust the drop: with the bounding set left full
+ * (the other sets empty, no_new_privs set) it still refuses. */
+static int child_caps_bounding(void)
+{
+	struct bc_error err = { 0 };
+	int r = enter_userns_as_1000();
+	check(r == 0, "enter a user namespace as uid 1000 (%s)", r ? strerror(-r) : "ok");
+	if (r < 0)
+		return 1;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	check(syscall(SYS_capset, &h, d) == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0,
+	      "capset to nothing and no_new_privs, the bounding set left full");
+	r = bc_verify_hardened(false, &err);
+	check(r == -EPERM && strstr(err.msg, "CapBnd is 000001ff"),
+	      "bc_verify_hardened refuses a full bounding set: %s", err.msg);
+	return 0;
+}
+
 static int child_caps(void)
 {
 	struct bc_error err = { 0 };
@@ -423,9 +443,10 @@ int main(void)
 		ok(false, "probe not found at %s", probe_path());
 	}
 
-	if (userns_works)
+	if (userns_works) {
 		run_child("caps", child_caps);
-	else
+		run_child("caps-bounding", child_caps_bounding);
+	} else
 		skip_or_fail("caps drop needs unshare(CLONE_NEWUSER)");
 
 	bc_policy_free(&default_policy);
