@@ -23,10 +23,10 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "landlock.h"
@@ -90,19 +90,19 @@ static uint64_t write_rights(int abi)
 	return w;
 }
 
-/* Allow rights beneath path (a directory) or on it (a file). A path the
- * root does not have is skipped: the rule would allow nothing. */
-static int allow_path(int ruleset, const char *path, uint64_t rights, struct bc_error *err)
+/* Allow rights beneath path, or on it when it is a file. dir: it must be
+ * a directory (any rights); otherwise the rights must be file rights,
+ * valid on a file and beneath a directory alike, so its type need not be
+ * asked. A path the root does not have is skipped: the rule would allow
+ * nothing. */
+#define LL_FILE_RIGHTS (LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+static int allow_path(int ruleset, const char *path, uint64_t rights, bool dir, struct bc_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
 	if (fd < 0)
 		return errno == ENOENT ? 0 : bc_error_errno(err, errno, "landlock: open %s", path);
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return bc_error_errno(err, errno, "landlock: stat %s", path);
-	if (!S_ISDIR(st.st_mode))   /* files take file rights only */
-		rights &= LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV;
-	struct ll_path_beneath pb = { .allowed_access = rights, .parent_fd = fd };
+	struct ll_path_beneath pb = { .allowed_access = dir ? rights : rights & LL_FILE_RIGHTS,
+				      .parent_fd = fd };
 	if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
 		return bc_error_errno(err, errno, "landlock: add a rule for %s", path);
 	return 0;
@@ -140,12 +140,12 @@ int bc_landlock_apply(const struct bc_rootfs *r, struct bc_error *err)
 	const char *dirs[] = { r->profile, r->downloads, "/tmp", BC_SANDBOX_HOME, "/dev/shm" };
 	int ret;
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-		if (dirs[i] && (ret = allow_path(rs, dirs[i], dir_rights, err)) < 0)
+		if (dirs[i] && (ret = allow_path(rs, dirs[i], dir_rights, true, err)) < 0)
 			return ret;
 	for (size_t i = 0; i < ARRAY_SIZE(devs); i++)
-		if ((ret = allow_path(rs, devs[i], dev_rights, err)) < 0)
+		if ((ret = allow_path(rs, devs[i], dev_rights, false, err)) < 0)
 			return ret;
-	if ((ret = allow_path(rs, "/proc", LL_FS_WRITE_FILE | (all & LL_FS_TRUNCATE), err)) < 0)
+	if ((ret = allow_path(rs, "/proc", LL_FS_WRITE_FILE | (all & LL_FS_TRUNCATE), false, err)) < 0)
 		return ret;
 
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
