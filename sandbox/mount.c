@@ -39,7 +39,7 @@ static int open_path(const char *path, bool no_symlinks)
 }
 
 static int rootfs_add(struct bc_rootfs *r, const char *dest, const char *src, int fd,
-		      enum bc_bind_kind kind, bool is_dir)
+		      enum bc_bind_kind kind, const struct stat *st)
 {
 	struct bc_bind *b = realloc(r->binds, (r->n_binds + 1) * sizeof *b);
 	if (!b)
@@ -47,7 +47,8 @@ static int rootfs_add(struct bc_rootfs *r, const char *dest, const char *src, in
 	r->binds = b;
 	b = &r->binds[r->n_binds];
 	*b = (struct bc_bind){ .dest = strdup(dest), .src = strdup(src), .fd = fd, .tree_fd = -1,
-			       .kind = kind, .is_dir = is_dir };
+			       .kind = kind, .is_dir = st && S_ISDIR(st->st_mode),
+			       .dev = st ? st->st_dev : 0, .ino = st ? st->st_ino : 0 };
 	if (!b->dest || !b->src) {
 		free(b->dest);
 		free(b->src);
@@ -74,7 +75,7 @@ static int rootfs_add_host(struct bc_rootfs *r, const char *dest, const char *sr
 		if (n < 0)
 			return bc_error_errno(err, errno, "readlink %s", src);
 		target[n] = '\0';
-		return rootfs_add(r, dest, target, -1, BC_LINK, false);
+		return rootfs_add(r, dest, target, -1, BC_LINK, NULL);
 	}
 	int fd = open_path(src, false);
 	if (fd < 0) {
@@ -87,7 +88,7 @@ static int rootfs_add_host(struct bc_rootfs *r, const char *dest, const char *sr
 		close(fd);
 		return bc_error_errno(err, e, "stat %s", src);
 	}
-	int r2 = rootfs_add(r, dest, src, fd, kind, S_ISDIR(st.st_mode));
+	int r2 = rootfs_add(r, dest, src, fd, kind, &st);
 	if (r2 < 0)
 		close(fd);
 	return r2;
@@ -131,7 +132,11 @@ int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid,
 			ret = bc_error_errno(err, errno, "profile directory %s", profile_dir);
 			goto fail;
 		}
-		if ((ret = rootfs_add(r, profile_dir, profile_dir, profile_fd, BC_BIND_RW, true)) < 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			ret = bc_error_set(err, ENOTDIR, "profile directory %s is not a directory", profile_dir);
+			goto fail;
+		}
+		if ((ret = rootfs_add(r, profile_dir, profile_dir, profile_fd, BC_BIND_RW, &st)) < 0) {
 			bc_error_set(err, ret, "out of memory");
 			goto fail;
 		}
@@ -165,7 +170,13 @@ int bc_rootfs_fork_downloads(struct bc_rootfs *r, const char *src, int fd, struc
 		close(fd);
 		return bc_error_set(err, EINVAL, "fork downloads without a template fork's Downloads");
 	}
-	int ret = rootfs_add(r, r->downloads, src, fd, BC_BIND_RW, true);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		int e = errno ? errno : ENOTDIR;
+		close(fd);
+		return bc_error_errno(err, e, "fork downloads %s", src);
+	}
+	int ret = rootfs_add(r, r->downloads, src, fd, BC_BIND_RW, &st);
 	if (ret < 0) {
 		close(fd);
 		return bc_error_set(err, ret, "out of memory");
@@ -303,6 +314,23 @@ static int make_link(const char *target, const char *where)
 	return symlink(target, where) < 0 && errno != EEXIST ? -errno : 0;
 }
 
+/* An empty directory or file to mount on. A directory that exists will
+ * do; so will a file that opens for writing without following a link. */
+static int mount_point(const char *path, bool dir)
+{
+	if (dir)
+		return mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	if (mknod(path, S_IFREG | 0644, 0) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	int f = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (f < 0)
+		return -errno;
+	close(f);
+	return 0;
+}
+
 static int write_etc(const char *name, const char *text)
 {
 	char path[256];
@@ -317,7 +345,7 @@ static int write_etc(const char *name, const char *text)
 static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
 {
 	const char *dest = rel(b->dest);
-	struct stat want, got;
+	struct stat got;
 	int r;
 
 	if (b->kind == BC_LINK) {
@@ -335,29 +363,23 @@ static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
 	}
 
 	/* an idmapped tree is the pinned source itself (bc_rootfs_idmap) */
-	if (b->tree_fd < 0 && (fstat(b->fd, &want) < 0 || fstat(fd, &got) < 0))
+	if (b->tree_fd < 0 && fstat(fd, &got) < 0)
 		return bc_error_errno(err, errno, "stat %s", b->src);
-	if (b->tree_fd < 0 && (want.st_dev != got.st_dev || want.st_ino != got.st_ino))
+	if (b->tree_fd < 0 && (b->dev != got.st_dev || b->ino != got.st_ino))
 		return bc_error_set(err, EXDEV, "%s changed while the sandbox was being built", b->src);
 
-	if (b->is_dir)
-		r = mkdir_p(dest, 0755);
-	else {
+	/* The mount point; its parents only when missing (most exist). */
+	r = mount_point(dest, b->is_dir);
+	if (r == -ENOENT) {
 		char parent[4096];
 		snprintf(parent, sizeof parent, "%s", dest);
 		char *slash = strrchr(parent, '/');
-		r = 0;
 		if (slash) {
 			*slash = '\0';
 			r = mkdir_p(parent, 0755);
 		}
-		if (r == 0) {
-			int f = open(dest, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-			if (f < 0)
-				r = -errno;
-			else
-				close(f);
-		}
+		if (r == 0 || r == -ENOENT)
+			r = mount_point(dest, b->is_dir);
 	}
 	if (r < 0)
 		return bc_error_errno(err, -r, "create mount point %s", b->dest);

@@ -31,6 +31,8 @@ struct bc_bind {
 	enum bc_bind_kind kind;
 	bool is_dir;
 	bool late;                 /* bound after the template's overlay, inside it */
+	dev_t dev;                 /* the source's inode, as the supervisor pinned it */
+	ino_t ino;
 };
 
 struct bc_rootfs {
