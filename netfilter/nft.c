@@ -422,59 +422,51 @@ static int socket_for_verify(struct bc_error *err)
 	return fd;
 }
 
-int bc_nft_verify(const struct bc_policy *p, struct bc_error *err)
+int bc_nft_verify(const struct bc_ruleset *rs, struct bc_error *err)
 {
-	struct bc_ruleset rs;
-	int ret;
-
-	if ((ret = bc_ruleset_build(p, &rs)) < 0)
-		return bc_error_errno(err, -ret, "nft: building the ruleset");
-	if (rs.none) {
-		bc_ruleset_free(&rs);
+	if (rs->none)
 		return 0;
-	}
 	_cleanup_close_ int fd = socket_for_verify(err);
-	ret = fd < 0 ? fd : verify_fd(fd, &rs, err);
-	bc_ruleset_free(&rs);
-	return ret;
+	return fd < 0 ? fd : verify_fd(fd, rs, err);
 }
 
-/* Build, send and ACK the ruleset of p; with verify, read it back on the
- * same socket. */
-static int commit(const struct bc_policy *p, bool verify, struct bc_error *err)
+/* Build into rs, send and ACK the ruleset of p; with verify, read it back
+ * on the same socket. */
+static int commit(const struct bc_policy *p, bool verify, struct bc_ruleset *rs, struct bc_error *err)
 {
-	struct bc_ruleset rs;
 	struct bc_nft_batch b;
 	int ret;
 
-	if ((ret = bc_ruleset_build(p, &rs)) < 0)
+	if ((ret = bc_ruleset_build(p, rs)) < 0)
 		return bc_error_errno(err, -ret, "nft: building the ruleset");
-	if (rs.none) {
-		/* network mode none: the netns keeps only lo, nothing to filter */
-		bc_ruleset_free(&rs);
-		return 0;
-	}
-	if ((ret = bc_ruleset_batch(&rs, (uint32_t)time(NULL), &b)) < 0) {
-		bc_ruleset_free(&rs);
+	if (rs->none)
+		return 0;   /* network mode none: the netns keeps only lo, nothing to filter */
+	if ((ret = bc_ruleset_batch(rs, (uint32_t)time(NULL), &b)) < 0) {
+		bc_ruleset_free(rs);
 		return bc_error_errno(err, -ret, "nft: building the batch");
 	}
 	_cleanup_close_ int fd = socket_for_verify(err);
 	ret = fd < 0 ? fd : nft_talk(fd, &b, err);
 	if (ret == 0 && verify)
-		ret = verify_fd(fd, &rs, err);
+		ret = verify_fd(fd, rs, err);
 	bc_nft_batch_free(&b);
-	bc_ruleset_free(&rs);
+	if (ret < 0)
+		bc_ruleset_free(rs);
 	return ret;
 }
 
 int bc_nft_commit(const struct bc_policy *p, struct bc_error *err)
 {
-	return commit(p, true, err);
+	struct bc_ruleset rs;
+	int ret = commit(p, true, &rs, err);
+	if (ret == 0)
+		bc_ruleset_free(&rs);
+	return ret;
 }
 
-int bc_nft_commit_unverified(const struct bc_policy *p, struct bc_error *err)
+int bc_nft_commit_unverified(const struct bc_policy *p, struct bc_ruleset *rs, struct bc_error *err)
 {
-	return commit(p, false, err);
+	return commit(p, false, rs, err);
 }
 
 /* ---- allow-set updates ------------------------------------------------- */

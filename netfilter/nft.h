@@ -31,13 +31,15 @@ int bc_nft_commit(const struct bc_policy *p, struct bc_error *err);
 
 /* The same without the read back: for a caller that runs bc_nft_verify
  * before anything depends on the ruleset (the launcher lets the uplink be
- * connected meanwhile; nothing runs in the sandbox before the check). */
-int bc_nft_commit_unverified(const struct bc_policy *p, struct bc_error *err);
+ * connected meanwhile; nothing runs in the sandbox before the check). On
+ * success rs holds what was committed, for bc_nft_verify; the caller frees
+ * it (bc_ruleset_free). */
+int bc_nft_commit_unverified(const struct bc_policy *p, struct bc_ruleset *rs, struct bc_error *err);
 
-/* Read back the table in the current netns and compare it with what p
- * means, as bc_nft_commit does after its commit. Use it to verify the
- * ruleset before dropping privileges. Returns 0 or -errno with err set. */
-int bc_nft_verify(const struct bc_policy *p, struct bc_error *err);
+/* Read back the table in the current netns and compare it with rs, as
+ * bc_nft_commit does after its commit. Use it to verify the ruleset
+ * before dropping privileges. Returns 0 or -errno with err set. */
+int bc_nft_verify(const struct bc_ruleset *rs, struct bc_error *err);
 
 /* Add addr (4 bytes for AF_INET, 16 for AF_INET6, network order) to the
  * set allow4 or allow6 with a timeout of timeout_ms (> 0), or, if it is

@@ -618,8 +618,9 @@ static int net_main(void *arg)
 	if (child_netns_socket(sync_fd, &err) < 0)
 		child_fail(sync_fd, &err);
 	bool filtered = p->net_mode == BC_NET_FILTERED;
+	struct bc_ruleset rs;   /* what was committed, for the check */
 	if (filtered) {
-		if (bc_nft_commit_unverified(p, &err) < 0)
+		if (bc_nft_commit_unverified(p, &rs, &err) < 0)
 			child_fail(sync_fd, &err);
 		if ((r = msg_send(sync_fd, BC_MSG_RULES, 0, NULL)) < 0) {
 			bc_error_errno(&err, -r, "tell the supervisor the ruleset is in");
@@ -629,7 +630,7 @@ static int net_main(void *arg)
 	/* relay uplink: the route and the redirect to the relay's listener
 	 * (relay.h), before the sockets it hands up */
 	if (loopback_up(&err) < 0 || (filtered && a->relay && bc_relay_sandbox_setup(&err) < 0) ||
-	    (filtered && (child_sockets(sync_fd, a->relay, &err) < 0 || bc_nft_verify(p, &err) < 0)))
+	    (filtered && (child_sockets(sync_fd, a->relay, &err) < 0 || bc_nft_verify(&rs, &err) < 0)))
 		child_fail(sync_fd, &err);
 	_exit(0);
 }

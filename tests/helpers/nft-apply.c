@@ -2,7 +2,7 @@
  *
  *   nft-apply POLICY_FILE              load, bc_nft_commit in this netns
  *   nft-apply --print POLICY_FILE      bc_ruleset_print
- *   nft-apply --verify POLICY_FILE     bc_nft_verify
+ *   nft-apply --verify POLICY_FILE     bc_nft_verify of its ruleset
  *   nft-apply --add4|--add6 ADDR TIMEOUT_MS     bc_nft_set_add
  *   nft-apply --connect ADDR PORT      TCP connect; prints connected,
  *                                      refused, unreachable or timeout
@@ -195,7 +195,17 @@ int main(int argc, char **argv)
 	if (argc == 3 && (strcmp(argv[1], "--print") == 0 || strcmp(argv[1], "--verify") == 0)) {
 		if (load(argv[2], &p) < 0)
 			return 1;
-		int r = argv[1][2] == 'p' ? bc_ruleset_print(&p, stdout) : bc_nft_verify(&p, &err);
+		int r;
+		if (argv[1][2] == 'p')
+			r = bc_ruleset_print(&p, stdout);
+		else {
+			struct bc_ruleset rs;
+			r = bc_ruleset_build(&p, &rs);
+			if (r == 0) {
+				r = bc_nft_verify(&rs, &err);
+				bc_ruleset_free(&rs);
+			}
+		}
 		bc_policy_free(&p);
 		if (r < 0) {
 			fprintf(stderr, "nft-apply: %s\n", err.msg[0] ? err.msg : strerror(-r));
