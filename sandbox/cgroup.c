@@ -981,6 +981,31 @@ static int layout_load(struct bc_cgroup_layout *l)
 	return r;
 }
 
+bool bc_cgroup_memory_v1_in(const char *proc_cgroup)
+{
+	/* "ID:CONTROLLERS:PATH"; v2's line is "0::PATH" */
+	for (const char *line = proc_cgroup; *line;) {
+		const char *eol = strchrnul(line, '\n');
+		const char *c1 = memchr(line, ':', (size_t)(eol - line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
+		if (c2 && !(c1 - line == 1 && line[0] == '0') && list_has(c1 + 1, (size_t)(c2 - c1 - 1), "memory"))
+			return true;
+		line = *eol ? eol + 1 : eol;
+	}
+	return false;
+}
+
+bool bc_cgroup_memory_v1(void)
+{
+	char buf[8192];   /* longer: false, and the caller reads it all */
+	_cleanup_close_ int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return bc_cgroup_memory_v1_in(buf);
+}
+
 int bc_cgroup_layout_read(struct bc_cgroup_layout *l)
 {
 	memset(l, 0, sizeof *l);

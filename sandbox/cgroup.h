@@ -160,6 +160,13 @@ struct bc_cgroup_layout {
  * 0: the version bc_cgroup_setup would use is l->version), or -errno. */
 int bc_cgroup_layout_read(struct bc_cgroup_layout *l);
 
+/* Does /proc/self/cgroup put the memory controller on a v1 hierarchy?
+ * Then the layout is v1 but where that hierarchy is not mounted (one
+ * small read, where bc_cgroup_layout_read also reads mountinfo). _in:
+ * the same for the text of a /proc/PID/cgroup (pure). */
+bool bc_cgroup_memory_v1(void);
+bool bc_cgroup_memory_v1_in(const char *proc_cgroup);
+
 /* Build the layout from the texts of /proc/self/cgroup and
  * /proc/self/mountinfo. Returns 0, -ENOMEM, or -ENOENT when no usable
  * hierarchy holds the memory controller (l->version is then 0). */

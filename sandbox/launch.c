@@ -1494,9 +1494,12 @@ static pid_t sandbox_clone(struct bc_cgroup *cg, const struct bc_policy *p, cons
 			   bool *early, bool *born_in, struct bc_error *err)
 {
 	int r;
-	/* the layout read once: here for the version, then by the setup (on
-	 * v1 after the clone: *layout, for the caller to pass on) */
-	*early = bc_cgroup_layout_read(layout) >= 0 && layout->version == 2;
+	/* The layout is read once: here when the cgroup may be v2 (made
+	 * first, so that pid 1 is born in it), passed on in *layout; not
+	 * when the memory controller sits on a v1 hierarchy (v1 but for an
+	 * unmounted one): then the setup after the clone reads it, off pid
+	 * 1's way, and moves pid 1 into a v2 cgroup should it find one. */
+	*early = !bc_cgroup_memory_v1() && bc_cgroup_layout_read(layout) >= 0 && layout->version == 2;
 	*born_in = false;
 	if (*early && (r = bc_cgroup_setup(cg, p, parent, name, layout, err)) < 0)
 		return r;

@@ -121,6 +121,20 @@ static void test_container(void)
 	bc_cgroup_layout_free(&l);
 }
 
+/* The pre-clone shortcut: the memory controller on a v1 hierarchy. */
+static void test_memory_v1(void)
+{
+	ok(bc_cgroup_memory_v1_in(v1_cgroup), "v1 host: memory on a v1 hierarchy");
+	ok(bc_cgroup_memory_v1_in(ct_cgroup), "container: memory on a v1 hierarchy");
+	ok(!bc_cgroup_memory_v1_in(v2_cgroup), "v2 host: memory not on v1");
+	ok(!bc_cgroup_memory_v1_in(ns_cgroup), "cgroup namespace view of v2: not v1");
+	ok(!bc_cgroup_memory_v1_in("5:cpu,cpuacct:/a\n0::/\n"), "hybrid without a memory hierarchy: not v1");
+	ok(bc_cgroup_memory_v1_in("3:cpu,memory,pids:/x\n"), "memory among other controllers");
+	ok(!bc_cgroup_memory_v1_in("2:memoryx:/x\n1:name=memory:/\n"), "no word that only looks like memory");
+	ok(!bc_cgroup_memory_v1_in("4:memory"), "a line without its path: not counted");
+	ok(!bc_cgroup_memory_v1_in(""), "empty");
+}
+
 static void test_none(void)
 {
 	struct bc_cgroup_layout l;
@@ -293,6 +307,7 @@ static void test_slice_for(void)
 int main(void)
 {
 	test_v1();
+	test_memory_v1();
 	test_v2();
 	test_container();
 	test_none();
