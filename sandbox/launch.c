@@ -24,18 +24,26 @@
  *                                                            read back, exit
  *                                 6 verify mounts, enter
  *                                   pid 2's netns
- *     -- "cgroup" (tasks fds) -->   join the cgroup, check
- *        (v1; it stands for "go";   /proc/self/cgroup
- *        v2: "go")                  cgroup ns
+ *     -- "cgroup" (tasks fds,       join the cgroup, check
+ *        and the parents') -->      /proc/self/cgroup
+ *        (v1; it stands for "go";   cgroup ns
+ *        v2: "go")
  *     <-- "downloads" (a fork's     (--template, record: its
  *        Downloads tmpfs; kept       Downloads tmpfs's mount fd)
  *        for teardown)
  *                                   spawn ---------------------------------> 7 setsid, rlimits,
  *                                   drop caps, reap, forward                   env, close fds,
- *                                   signals, exit with status                  drop caps,
+ *                                   signals                                    drop caps,
  *   8 forward signals, deadline,                                               no_new_privs,
- *     relay the DevTools pipe,                                                 seccomp (last),
- *     reap, tear down, exit                                                    "ready", execve
+ *     relay the DevTools pipe                                                  seccomp (last),
+ *                                                                              "ready", execve
+ *                                   the command ended: kill
+ *                                   and reap the rest, leave
+ *                                   the v1 cgroups
+ *     <-- "exit" (status) --------
+ *     tear down (the cgroups        exit with the status
+ *     too, if left), reap pid 1,    (namespaces torn down)
+ *     the rest of the teardown
  *
  * The three work side by side: while the supervisor makes the uplink (and
  * on v1 the cgroup), pid 2 makes the network namespace and commits the
@@ -46,7 +54,11 @@
  * sits in its cgroup (the few kernel objects it allocates meanwhile are
  * charged to the launcher's cgroup). Nothing of the command runs before
  * "go", which comes only once every cgroup, limit, uplink and the DNS
- * filter is in place.
+ * filter is in place. At the end pid 1 reports the command's status once
+ * no other process of the sandbox is left, and only then exits: its exit
+ * (the namespaces' teardown) runs beside the supervisor's teardown, which
+ * ends by reaping it, so that when run returns nothing of the sandbox is
+ * left.
  *
  * Messages between the halves are a closed set (struct bc_msg); the reader
  * trusts nothing it receives. */
@@ -110,8 +122,9 @@ enum bc_msg_type {
 			     * and its own nftables socket,] NFLOG) */
 	BC_MSG_RULES,       /* init -> supervisor: egress ruleset committed */
 	BC_MSG_CGROUP,      /* supervisor -> init: carries the v1 cgroups' `tasks`
-			     * files to join (code: which hierarchies); once
-			     * joined, it stands for "go" (cgroup_enter) */
+			     * files to join (code: which hierarchies), then
+			     * their parents' (to leave them by at the end);
+			     * once joined, it stands for "go" (cgroup_enter) */
 	BC_MSG_GO,          /* supervisor -> init: cgroup, limits, uplink and DNS
 			     * filter are in place (when it placed the sandbox in
 			     * its cgroups itself) */
@@ -120,12 +133,14 @@ enum bc_msg_type {
 	BC_MSG_DOWNLOADS,   /* init -> supervisor, after "go": carries the mount
 			     * fd of a fork's Downloads tmpfs (mount.h) */
 	BC_MSG_EXIT,        /* init -> supervisor: the command ended (code: its
-			     * wait status) and no other process of the sandbox
-			     * is left; pid 1 exits next (init_finish) */
+			     * wait status, with BC_EXIT_LEFT_CGROUP when pid 1
+			     * left its v1 cgroups) and no other process of the
+			     * sandbox is left; pid 1 exits next (init_finish) */
 	BC_MSG_ERROR,       /* init or worker -> supervisor: setup failed, text says why */
 };
 
-#define BC_MSG_MAX_FDS 6
+#define BC_MSG_MAX_FDS 12
+#define BC_EXIT_LEFT_CGROUP (1 << 16)   /* above any wait status */
 
 struct bc_msg {
 	uint32_t type;
@@ -698,26 +713,36 @@ static int exit_status(int status)
  * message with the `tasks` files of our cgroups, freezer first: a
  * single-threaded process moving itself skips the kernel lock that moving
  * another one takes (see cgroup_place). Write "0" to each, close them,
- * and check in /proc/self/cgroup that we sit in every one. */
-static void cgroup_enter(const char *leaf, int sync_fd)
+ * and check in /proc/self/cgroup that we sit in every one. The message
+ * also carries the parents' `tasks` files, kept in out (*n_out of them;
+ * closed when out is NULL) for init_finish. */
+static void cgroup_enter(const char *leaf, int sync_fd, int *out, size_t *n_out)
 {
 	struct bc_error err = {0};
 	struct bc_msg m;
 	int fds[BC_MSG_MAX_FDS];
 	size_t n = 0;
 
+	if (n_out)
+		*n_out = 0;
 	if (msg_recv(sync_fd, &m, fds, &n) != 1)
 		_exit(BC_EXIT_LAUNCHER);
 	if (m.type == BC_MSG_GO)
 		return;
-	if (m.type != BC_MSG_CGROUP || (size_t)__builtin_popcount((unsigned)m.code) != n)
+	size_t join = (size_t)__builtin_popcount((unsigned)m.code);
+	if (m.type != BC_MSG_CGROUP || n != 2 * join)
 		_exit(BC_EXIT_LAUNCHER);
 	int e = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < join; i++) {
 		if (write(fds[i], "0", 1) != 1 && !e)
 			e = errno ? errno : EIO;
 		close(fds[i]);
 	}
+	for (size_t i = join; i < n; i++)
+		if (out)
+			out[(*n_out)++] = fds[i];
+		else
+			close(fds[i]);
 	if (e)
 		bc_error_errno(&err, e, "join the sandbox's cgroups");
 	if (e || bc_cgroup_check_self(leaf, (unsigned)m.code, &err) < 0)
@@ -729,13 +754,18 @@ static void cgroup_enter(const char *leaf, int sync_fd)
  * once none is left waitpid fails), then tell the supervisor before our
  * own exit. That exit tears the namespaces down (the mount tree above
  * all), which the kernel would otherwise do before the supervisor hears
- * of it: now it runs beside the supervisor's teardown. */
-static _Noreturn void init_finish(int status, int sync_fd)
+ * of it: now it runs beside the supervisor's teardown. On v1 we leave our
+ * cgroups first (into their parents, through out), so that they can go
+ * meanwhile too; the message says whether we left them all. */
+static _Noreturn void init_finish(int status, int sync_fd, const int *out, size_t n_out)
 {
 	kill(-1, SIGKILL);
 	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
 		;
-	msg_send(sync_fd, BC_MSG_EXIT, status, NULL);
+	bool left = n_out > 0;
+	for (size_t i = 0; i < n_out; i++)
+		left &= write(out[i], "0", 1) == 1;
+	msg_send(sync_fd, BC_MSG_EXIT, status | (left ? BC_EXIT_LEFT_CGROUP : 0), NULL);
 	_exit(exit_status(status));
 }
 
@@ -778,8 +808,10 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	 * up by then too); then the cgroup namespace, now that we sit in our
 	 * own cgroup, so the sandbox sees that cgroup as its root. */
 	char leaf[64];
+	int cg_out[BC_MSG_MAX_FDS];
+	size_t n_cg_out;
 	snprintf(leaf, sizeof leaf, "bc-%s", l->session_id);
-	cgroup_enter(leaf, sync_fd);
+	cgroup_enter(leaf, sync_fd, cg_out, &n_cg_out);
 	/* a fork's Downloads tmpfs, for the supervisor to read at teardown */
 	if (rfs->fork_downloads_fd >= 0) {
 		int r = msg_send_fds(sync_fd, BC_MSG_DOWNLOADS, 0, NULL, &rfs->fork_downloads_fd, 1);
@@ -818,10 +850,11 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	 * memory through /proc. It keeps only the sync socket (for "exit")
 	 * and its host-id slot's lock (held until the sandbox is gone), so
 	 * nothing the command's end should close waits for pid 1 too. */
-	int keep[] = { sync_fd, l->host.lock_fd };
+	int keep[2 + BC_MSG_MAX_FDS] = { sync_fd, l->host.lock_fd };
+	memcpy(keep + 2, cg_out, n_cg_out * sizeof *cg_out);
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || bc_caps_drop_all(&err) < 0 ||
 	    bc_set_no_new_privs(&err) < 0 || bc_verify_hardened(false, &err) < 0 ||
-	    bc_close_all_but(keep, ARRAY_SIZE(keep)) < 0) {
+	    bc_close_all_but(keep, 2 + n_cg_out) < 0) {
 		kill(worker, SIGKILL);
 		_exit(BC_EXIT_LAUNCHER);
 	}
@@ -844,7 +877,7 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 		pid_t pid;
 		while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
 			if (pid == worker)
-				init_finish(status, sync_fd);
+				init_finish(status, sync_fd, cg_out, n_cg_out);
 	}
 }
 
@@ -891,8 +924,8 @@ static const enum bc_cg_hier cgroup_join_order[] = { BC_CG_FREEZER, BC_CG_MEMORY
 
 static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, struct bc_error *err)
 {
-	int fds[ARRAY_SIZE(cgroup_join_order)];
-	size_t n = 0;
+	int fds[2 * ARRAY_SIZE(cgroup_join_order)];
+	size_t n = 0, join;
 	unsigned hiers = 0;
 	bool all = cg->version == 1;
 
@@ -908,7 +941,19 @@ static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, struct bc_
 			hiers |= 1u << cgroup_join_order[i];
 		}
 	}
-	int r = all && n ? msg_send_fds(sync_fd, BC_MSG_CGROUP, (int)hiers, NULL, fds, n) : -EAGAIN;
+	join = n;
+	/* the parents', in the same order, for pid 1 to leave by */
+	for (size_t i = 0; all && i < ARRAY_SIZE(cgroup_join_order); i++) {
+		struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
+		if (!d->path)
+			continue;
+		int fd = openat(d->fd, "../tasks", O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			all = false;
+		else
+			fds[n++] = fd;
+	}
+	int r = all && join ? msg_send_fds(sync_fd, BC_MSG_CGROUP, (int)hiers, NULL, fds, n) : -EAGAIN;
 	for (size_t i = 0; i < n; i++)
 		close(fds[i]);
 	if (r == 0)
@@ -1137,6 +1182,7 @@ struct supervisor {
 	enum bc_ending ending;
 	int status;            /* pid 1's */
 	bool reaped;           /* pid 1 was waited for; else only its "exit" came */
+	bool cgroup_left;      /* ...saying it left its cgroups (v1): they can go */
 	struct bc_error child_err;
 	struct bc_cgroup cg;
 	struct bc_uplink_state uplink;
@@ -1206,7 +1252,8 @@ static int supervise_once(struct supervisor *s)
 		int r = msg_recv(s->sync_fd, &m, NULL, NULL);
 		if (r == 1 && m.type == BC_MSG_EXIT && s->ready) {
 			/* pid 1 exits with the command's status (init_finish) */
-			s->status = W_EXITCODE(exit_status(m.code), 0);
+			s->status = W_EXITCODE(exit_status(m.code & 0xffff), 0);
+			s->cgroup_left = m.code & BC_EXIT_LEFT_CGROUP;
 			return 1;
 		}
 		if (r == 1 && m.type == BC_MSG_READY && !s->ready) {
@@ -1523,7 +1570,7 @@ static pid_t sandbox_clone(struct bc_cgroup *cg, const struct bc_policy *p, cons
 static _Noreturn void probe_child(const char *leaf, unsigned v2_hier, int sync_fd)
 {
 	struct bc_error err = {0};
-	cgroup_enter(leaf, sync_fd);
+	cgroup_enter(leaf, sync_fd, NULL, NULL);
 	if (v2_hier && bc_cgroup_check_self(leaf, v2_hier, &err) < 0)
 		child_fail(sync_fd, &err);
 	msg_send(sync_fd, BC_MSG_READY, 0, NULL);
@@ -1840,13 +1887,15 @@ out:
 	bc_nflog_pins_close();
 	bc_nflog_conns_close();
 	bc_uplink_detach(&s.uplink);
-	/* What needs pid 1 gone: its cgroup's removal, and the slot its
-	 * lock holds. The cleaner ends meanwhile. */
+	/* What needs pid 1 gone: its cgroup's removal (unless it left it
+	 * already), and the slot its lock holds. The cleaner ends meanwhile. */
 	bc_cleaner_release(&cleaner);
+	int cg_left = s.cgroup_left && !s.reaped ? bc_cgroup_destroy(&s.cg) : 0;
 	if (s.child > 0 && !s.reaped)
 		while (waitpid(s.child, NULL, 0) < 0 && errno == EINTR)
 			;
-	int cg_left = bc_cgroup_destroy(&s.cg);
+	if (!s.cgroup_left)
+		cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);
 	bc_ids_release(&l->host);   /* pid 1 and the DNS filter, its other holders, are gone */
 	bc_cleaner_done(&cleaner);
