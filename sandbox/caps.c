@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <linux/securebits.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -111,29 +112,29 @@ static const char *status_field(const char *text, const char *key, char *buf, si
 	return buf;
 }
 
-int bc_verify_hardened(bool seccomp_expected, struct bc_error *err)
+int bc_status_read(char *text, size_t size, struct bc_error *err)
 {
-	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
-	char text[16384], val[64];
-
-	/* Into a buffer on the stack: the kernel's one view of all of it, in
-	 * one read (20 us here, against 60 us for asking each capability of
-	 * the bounding and ambient sets by prctl, and a heap buffer's page
-	 * faults in the worker: BENCHMARKS.md). */
 	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return bc_error_errno(err, errno, "verify: cannot read /proc/self/status");
 	size_t len = 0;
 	ssize_t n;
-	while ((n = read(fd, text + len, sizeof text - 1 - len)) > 0)
+	while ((n = read(fd, text + len, size - 1 - len)) > 0)
 		len += (size_t)n;
 	int e = errno;
 	close(fd);
 	if (n < 0)
 		return bc_error_errno(err, e, "verify: cannot read /proc/self/status");
-	if (len == sizeof text - 1)
-		return bc_error_set(err, EFBIG, "verify: /proc/self/status is larger than %zu bytes", sizeof text - 1);
+	if (len == size - 1)
+		return bc_error_set(err, EFBIG, "verify: /proc/self/status is larger than %zu bytes", size - 1);
 	text[len] = '\0';
+	return 0;
+}
+
+int bc_verify_status(const char *text, bool seccomp_expected, struct bc_error *err)
+{
+	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	char val[64];
 
 	for (size_t i = 0; i < ARRAY_SIZE(capsets); i++) {
 		status_field(text, capsets[i], val, sizeof val);
@@ -150,6 +151,25 @@ int bc_verify_hardened(bool seccomp_expected, struct bc_error *err)
 		return bc_error_set(err, EPERM, "verify: Seccomp is %s, want 2", val);
 
 	return check_securebits(err);
+}
+
+int bc_verify_hardened(bool seccomp_expected, struct bc_error *err)
+{
+	/* On the stack: a heap buffer's pages would fault in the worker,
+	 * which shares pid 1's heap (BENCHMARKS.md). */
+	char text[16384];
+	int r = bc_status_read(text, sizeof text, err);
+	return r < 0 ? r : bc_verify_status(text, seccomp_expected, err);
+}
+
+uint64_t bc_status_sigign(const char *text)
+{
+	char val[64], *end;
+	status_field(text, "SigIgn", val, sizeof val);
+	errno = 0;
+	unsigned long long mask = strtoull(val, &end, 16);
+	/* unreadable: every signal, so that the caller resets them all */
+	return errno || end == val || *end ? UINT64_MAX : (uint64_t)mask;
 }
 
 int bc_caps_netns_owner(int sock, uid_t uid, gid_t gid, const char *who, struct bc_error *err)

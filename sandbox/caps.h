@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util.h"
@@ -28,6 +29,16 @@ int bc_set_no_new_privs(struct bc_error *err);
  * Seccomp is 2; also checks that the securebits are locked as
  * bc_caps_drop_all leaves them. The error names the field and its value. */
 int bc_verify_hardened(bool seccomp_expected, struct bc_error *err);
+
+/* bc_verify_hardened in two steps, for a caller that reads more of the
+ * text: read /proc/self/status into text (size bytes; one view of the
+ * kernel's), then check it. */
+int bc_status_read(char *text, size_t size, struct bc_error *err);
+int bc_verify_status(const char *text, bool seccomp_expected, struct bc_error *err);
+
+/* The signals a /proc/PID/status text says are ignored (SigIgn: bit n-1
+ * for signal n), which execve keeps; UINT64_MAX when it cannot say. */
+uint64_t bc_status_sigign(const char *text);
 
 /* For a helper process of the supervisor that serves the sandbox's
  * network namespace (the DNS filter, the relay): join the user namespace

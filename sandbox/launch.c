@@ -410,9 +410,8 @@ static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_roo
 		bc_error_errno(&err, -r, "close inherited file descriptors");
 		child_fail(sync_fd, &err);
 	}
-	/* Signal dispositions and mask start clean for the command. */
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
+	/* The signal mask starts clean for the command (its dispositions:
+	 * below, once the status is read). */
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 
@@ -424,9 +423,21 @@ static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_roo
 		child_fail(sync_fd, &err);
 	int landlock_abi = bc_landlock_apply(rfs, &err);
 	const struct bc_seccomp_prog seccomp = { .fprog = bc_seccomp_sandbox };
+	char status[16384];
 	if (landlock_abi < 0 || bc_seccomp_load_prog(&seccomp, &err) < 0 ||
-	    bc_verify_hardened(true, &err) < 0)
+	    bc_status_read(status, sizeof status, &err) < 0 || bc_verify_status(status, true, &err) < 0)
 		child_fail(sync_fd, &err);
+	/* Dispositions start clean for the command: execve resets handlers
+	 * but keeps what is ignored, so those (SigIgn) go back to default,
+	 * by the raw call: glibc refuses its own 32 and 33 (SIGCANCEL,
+	 * SIGSETXID), which a caller may ignore too. */
+	uint64_t ignored = bc_status_sigign(status);
+	for (int sig = 1; sig <= 64; sig++)
+		if (ignored & (1ULL << (sig - 1))) {
+			struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; }
+				dfl = { .handler = SIG_DFL };
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
+		}
 	if (msg_send(sync_fd, BC_MSG_READY, landlock_abi, NULL) < 0)
 		_exit(BC_EXIT_LAUNCHER);
 	close(sync_fd);
@@ -759,9 +770,14 @@ static void cgroup_enter(const char *leaf, int sync_fd, int *out, size_t *n_out)
  * meanwhile too; the message says whether we left them all. */
 static _Noreturn void init_finish(int status, int sync_fd, const int *out, size_t n_out)
 {
-	kill(-1, SIGKILL);
-	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
-		;
+	/* Every process of the namespace descends from us: with no child
+	 * left, none is (the usual end of a command that waited for its
+	 * own), and there is nothing to kill. */
+	if (waitpid(-1, NULL, __WALL | WNOHANG) != -1 || errno != ECHILD) {
+		kill(-1, SIGKILL);
+		while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+			;
+	}
 	bool left = n_out > 0;
 	for (size_t i = 0; i < n_out; i++)
 		left &= write(out[i], "0", 1) == 1;

@@ -59,6 +59,12 @@ for who in root "$TEST_USER"; do
 	out=$(as "$who" env BC_SECRET=leak "$BC" run --policy "$POL" -- /usr/bin/env 2>&1)
 	check "$who: the caller's environment does not leak" ! grep -q BC_SECRET <<<"$out"
 	check "$who: BROWSERCAGE_SESSION is set" grep -q '^BROWSERCAGE_SESSION=[0-9a-f]\{32\}$' <<<"$out"
+	# Signals the caller ignores (execve keeps SIG_IGN) are not ignored inside.
+	out=$(as "$who" bash -c "trap '' HUP PIPE USR1; grep ^SigIgn: /proc/self/status; \"\$@\"" _ \
+		"$BC" run --policy "$POL" -- /bin/grep ^SigIgn: /proc/self/status 2>&1)
+	check "$who: signals the caller ignores are reset for the command ($(tr '\n\t' '  ' <<<"$out"))" \
+		[ "$(sed -n 1p <<<"$out")" != "$(printf 'SigIgn:\t0000000000000000')" -a \
+		"$(sed -n 2p <<<"$out")" = "$(printf 'SigIgn:\t0000000000000000')" ]
 
 	# Exit statuses.
 	run -- /bin/sh -c 'exit 3' 2>/dev/null; check "$who: exit status passes through" [ $? = 3 ]
