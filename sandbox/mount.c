@@ -59,34 +59,49 @@ static int rootfs_add(struct bc_rootfs *r, const char *dest, const char *src, in
 }
 
 /* Add host path src at dest: a symlink is recreated, anything else bound.
- * Missing optional sources are skipped. */
+ * Missing optional sources are skipped. The entry is opened itself (not
+ * what a link at its end names), so one fstat of that descriptor says
+ * what it is: no lstat first, and no window between the two. */
 static int rootfs_add_host(struct bc_rootfs *r, const char *dest, const char *src,
 			   enum bc_bind_kind kind, bool optional, struct bc_error *err)
 {
-	struct stat st;
-	if (lstat(src, &st) < 0) {
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC };
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof how);
+	if (fd < 0) {
 		if (optional && errno == ENOENT)
 			return 0;
-		return bc_error_errno(err, errno, "%s", src);
+		return bc_error_errno(err, errno, "open %s", src);
 	}
-	if (S_ISLNK(st.st_mode) && kind == BC_BIND_RO && optional) {
-		char target[4096];
-		ssize_t n = readlink(src, target, sizeof target - 1);
-		if (n < 0)
-			return bc_error_errno(err, errno, "readlink %s", src);
-		target[n] = '\0';
-		return rootfs_add(r, dest, target, -1, BC_LINK, NULL);
-	}
-	int fd = open_path(src, false);
-	if (fd < 0) {
-		if (optional && fd == -ENOENT)
-			return 0;
-		return bc_error_errno(err, -fd, "open %s", src);
-	}
+	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);
 		return bc_error_errno(err, e, "stat %s", src);
+	}
+	if (S_ISLNK(st.st_mode) && kind == BC_BIND_RO && optional) {
+		char target[4096];
+		ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
+		int e = errno;
+		close(fd);
+		if (n < 0)
+			return bc_error_errno(err, e, "readlink %s", src);
+		target[n] = '\0';
+		return rootfs_add(r, dest, target, -1, BC_LINK, NULL);
+	}
+	if (S_ISLNK(st.st_mode)) {
+		/* bound where the link points */
+		close(fd);
+		fd = open_path(src, false);
+		if (fd < 0) {
+			if (optional && fd == -ENOENT)
+				return 0;
+			return bc_error_errno(err, -fd, "open %s", src);
+		}
+		if (fstat(fd, &st) < 0) {
+			int e = errno;
+			close(fd);
+			return bc_error_errno(err, e, "stat %s", src);
+		}
 	}
 	int r2 = rootfs_add(r, dest, src, fd, kind, &st);
 	if (r2 < 0)
