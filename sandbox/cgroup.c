@@ -659,7 +659,12 @@ static int setup_v1(struct bc_cgroup *cg, const struct bc_cgroup_layout *l, cons
 				return r;
 			continue;
 		}
-		/* Co-mounted controllers (cpu,cpuacct) share one directory. */
+		/* cpuacct: nothing reads a sandbox's CPU time from it (the
+		 * usage counted in its own hierarchy would cost a directory
+		 * per launch); gc still removes what older launchers left. */
+		if (h == BC_CG_CPUACCT)
+			continue;
+		/* Co-mounted controllers (cpu,pids,...) share one directory. */
 		int alias = -1;
 		for (int a = BC_CG_MEMORY; a < h; a++)
 			if (cg->dir[a].path && l->mount[a] && strcmp(l->mount[a], l->mount[h]) == 0)
@@ -1060,7 +1065,7 @@ int bc_cgroup_attach(struct bc_cgroup *cg, pid_t pid, struct bc_error *err)
 {
 	/* Freezer first, so that a kill can always freeze what was attached. */
 	static const enum bc_cg_hier order[] = { BC_CG_FREEZER, BC_CG_UNIFIED, BC_CG_MEMORY,
-						 BC_CG_PIDS, BC_CG_CPU, BC_CG_CPUACCT };
+						 BC_CG_PIDS, BC_CG_CPU };
 	char val[24];
 	snprintf(val, sizeof val, "%d", (int)pid);
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
@@ -1142,29 +1147,19 @@ int bc_cgroup_kill(struct bc_cgroup *cg)
 
 int bc_cgroup_events(struct bc_cgroup *cg, struct bc_cgroup_events *ev)
 {
-	ev->oom_kill = ev->pids_max = ev->cpu_usec = ev->memory_peak = UINT64_MAX;
+	ev->oom_kill = ev->pids_max = UINT64_MAX;
 	if (cg->version == 2 && cg->dir[BC_CG_UNIFIED].path) {
 		int fd = cg->dir[BC_CG_UNIFIED].fd;
 		cg_read_key(fd, "memory.events", "oom_kill", &ev->oom_kill);
 		cg_read_key(fd, "pids.events", "max", &ev->pids_max);
-		if (cg_read_key(fd, "cpu.stat", "usage_usec", &ev->cpu_usec) < 0)
-			ev->cpu_usec = UINT64_MAX;
-		if (cg_read_u64(fd, "memory.peak", &ev->memory_peak) < 0)
-			ev->memory_peak = UINT64_MAX;
 		return 0;
 	}
 	if (cg->version != 1)
 		return -ENOENT;
-	if (cg->dir[BC_CG_MEMORY].path) {
+	if (cg->dir[BC_CG_MEMORY].path)
 		cg_read_key(cg->dir[BC_CG_MEMORY].fd, "memory.oom_control", "oom_kill", &ev->oom_kill);
-		if (cg_read_u64(cg->dir[BC_CG_MEMORY].fd, "memory.max_usage_in_bytes", &ev->memory_peak) < 0)
-			ev->memory_peak = UINT64_MAX;
-	}
 	if (cg->dir[BC_CG_PIDS].path)
 		cg_read_key(cg->dir[BC_CG_PIDS].fd, "pids.events", "max", &ev->pids_max);
-	uint64_t ns;
-	if (cg->dir[BC_CG_CPUACCT].path && cg_read_u64(cg->dir[BC_CG_CPUACCT].fd, "cpuacct.usage", &ns) >= 0)
-		ev->cpu_usec = ns / 1000;
 	return 0;
 }
 

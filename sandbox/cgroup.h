@@ -3,8 +3,9 @@
  * Two layouts are supported:
  *   v2  one directory on the unified hierarchy (memory, pids, cpu there);
  *   v1  one directory per hierarchy: memory, pids, cpu, plus freezer (used
- *       to kill without racing forks) and cpuacct (usage for the audit log)
- *       when those hierarchies are mounted.
+ *       to kill without racing forks) when it is mounted. None in cpuacct's
+ *       hierarchy, whose usage nothing reads (gc still removes the ones
+ *       launchers before 2026-12 made there).
  * Which one is used is decided from /proc/self/cgroup and
  * /proc/self/mountinfo: v2 when the memory controller is not bound to a v1
  * hierarchy and a cgroup2 mount exists, else v1.
@@ -79,8 +80,6 @@ struct bc_cgroup {
 struct bc_cgroup_events {
 	uint64_t oom_kill;       /* processes killed by the OOM killer */
 	uint64_t pids_max;       /* forks refused at pids.max */
-	uint64_t cpu_usec;       /* CPU time used by the cgroup */
-	uint64_t memory_peak;    /* peak memory usage in bytes */
 };
 
 /* Create the sandbox cgroup NAME under PARENT (relative to each hierarchy's

@@ -936,7 +936,7 @@ static int recv_expect(int sync_fd, enum bc_msg_type want, int *fds, size_t *nfd
  * joined. Returns 1 when the "cgroup" message went (no "go" to send), 0
  * when pid 1 was moved, or -errno. */
 static const enum bc_cg_hier cgroup_join_order[] = { BC_CG_FREEZER, BC_CG_MEMORY, BC_CG_PIDS,
-						     BC_CG_CPU, BC_CG_CPUACCT };
+						     BC_CG_CPU };
 
 static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, struct bc_error *err)
 {

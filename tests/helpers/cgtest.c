@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -164,14 +165,16 @@ static int cmd_run(int argc, char **argv)
 	}
 
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	struct rusage ru;
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
 		;
 	struct bc_cgroup_events ev;
 	bc_cgroup_events(&cg, &ev);
 	print_u64("oom_kill", ev.oom_kill);
 	print_u64("pids_max", ev.pids_max);
-	print_u64("cpu_usec", ev.cpu_usec);
-	print_u64("memory_peak", ev.memory_peak);
+	/* the command's CPU time, as its parent sees it */
+	print_u64("cpu_usec", (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+				      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	printf("status=%d\n", code);
 	printf("destroy=%d\n", bc_cgroup_destroy(&cg));
