@@ -940,36 +940,26 @@ static const enum bc_cg_hier cgroup_join_order[] = { BC_CG_FREEZER, BC_CG_MEMORY
 
 static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, struct bc_error *err)
 {
-	int fds[2 * ARRAY_SIZE(cgroup_join_order)];
-	size_t n = 0, join;
+	/* ours, then the parents' in the same order (for pid 1 to leave by) */
+	static const char *const files[] = { "tasks", "../tasks" };
+	int fds[ARRAY_SIZE(files) * ARRAY_SIZE(cgroup_join_order)];
+	size_t n = 0;
 	unsigned hiers = 0;
 	bool all = cg->version == 1;
 
-	for (size_t i = 0; all && i < ARRAY_SIZE(cgroup_join_order); i++) {
-		struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
-		if (!d->path)
-			continue;
-		int fd = openat(d->fd, "tasks", O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			all = false;
-		else {
-			fds[n++] = fd;
+	for (size_t f = 0; all && f < ARRAY_SIZE(files); f++)
+		for (size_t i = 0; all && i < ARRAY_SIZE(cgroup_join_order); i++) {
+			struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
+			if (!d->path)
+				continue;
+			int fd = openat(d->fd, files[f], O_WRONLY | O_CLOEXEC);
+			if (fd < 0)
+				all = false;
+			else
+				fds[n++] = fd;
 			hiers |= 1u << cgroup_join_order[i];
 		}
-	}
-	join = n;
-	/* the parents', in the same order, for pid 1 to leave by */
-	for (size_t i = 0; all && i < ARRAY_SIZE(cgroup_join_order); i++) {
-		struct bc_cgroup_dir *d = &cg->dir[cgroup_join_order[i]];
-		if (!d->path)
-			continue;
-		int fd = openat(d->fd, "../tasks", O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			all = false;
-		else
-			fds[n++] = fd;
-	}
-	int r = all && join ? msg_send_fds(sync_fd, BC_MSG_CGROUP, (int)hiers, NULL, fds, n) : -EAGAIN;
+	int r = all && n ? msg_send_fds(sync_fd, BC_MSG_CGROUP, (int)hiers, NULL, fds, n) : -EAGAIN;
 	for (size_t i = 0; i < n; i++)
 		close(fds[i]);
 	if (r == 0)

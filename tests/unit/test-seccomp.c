@@ -282,14 +282,21 @@ static int enter_userns_as_1000(void)
 	return 0;
 }
 
+/* enter_userns_as_1000, checked */
+static int enter_checked(void)
+{
+	int r = enter_userns_as_1000();
+	check(r == 0, "enter a user namespace as uid 1000 (%s)", r ? strerror(-r) : "ok");
+	return r;
+}
+
 /* The check does not trust the drop: with the bounding set left full
  * (the other sets empty, no_new_privs set) it still refuses. */
 static int child_caps_bounding(void)
 {
 	struct bc_error err = { 0 };
-	int r = enter_userns_as_1000();
-	check(r == 0, "enter a user namespace as uid 1000 (%s)", r ? strerror(-r) : "ok");
-	if (r < 0)
+	int r;
+	if (enter_checked() < 0)
 		return 1;
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
@@ -304,9 +311,8 @@ static int child_caps_bounding(void)
 static int child_caps(void)
 {
 	struct bc_error err = { 0 };
-	int r = enter_userns_as_1000();
-	check(r == 0, "enter a user namespace as uid 1000 (%s)", r ? strerror(-r) : "ok");
-	if (r < 0)
+	int r;
+	if (enter_checked() < 0)
 		return 1;
 	check(getuid() == 1000 && getgid() == 1000, "running as uid/gid 1000 inside");
 
