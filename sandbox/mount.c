@@ -475,11 +475,11 @@ static int build_etc(const struct bc_rootfs *r, struct bc_error *err)
 	return 0;
 }
 
+/* /dev is a directory of the root, read-only with it once it is built:
+ * the device nodes the root binds, pts and shm mounted on it, links. */
 static int build_dev(const struct bc_rootfs *r, struct bc_error *err)
 {
 	int ret;
-	if ((ret = mount_tmpfs("dev", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")) < 0)
-		return bc_error_errno(err, -ret, "mount tmpfs on /dev");
 	if (mkdir("dev/pts", 0755) < 0 || mkdir("dev/shm", 01777) < 0)
 		return bc_error_errno(err, errno, "mkdir in /dev");
 	if (mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
@@ -829,7 +829,7 @@ int bc_rootfs_verify(const struct bc_rootfs *r, struct bc_error *err)
 
 	struct { const char *point; bool ro; bool rec; bool seen; } want[64 + 16];
 	size_t nw = 0;
-	static const char *const fixed[] = { "/", "/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp",
+	static const char *const fixed[] = { "/", "/proc", "/dev/pts", "/dev/shm", "/tmp",
 					     BC_SANDBOX_HOME };
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
 		want[nw++] = (typeof(want[0])){ fixed[i], i == 0, false, false };
