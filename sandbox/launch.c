@@ -1896,11 +1896,12 @@ out:
 	/* What needs pid 1 gone: its cgroup's removal (unless it left it
 	 * already), and the slot its lock holds. The cleaner ends meanwhile. */
 	bc_cleaner_release(&cleaner);
-	int cg_left = s.cgroup_left && !s.reaped ? bc_cgroup_destroy(&s.cg) : 0;
+	bool cg_early = s.cgroup_left && !s.reaped;
+	int cg_left = cg_early ? bc_cgroup_destroy(&s.cg) : 0;
 	if (s.child > 0 && !s.reaped)
 		while (waitpid(s.child, NULL, 0) < 0 && errno == EINTR)
 			;
-	if (!s.cgroup_left)
+	if (!cg_early)
 		cg_left = bc_cgroup_destroy(&s.cg);
 	bc_runtime_unregister(&rec);
 	bc_ids_release(&l->host);   /* pid 1 and the DNS filter, its other holders, are gone */
