@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/securebits.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,25 +111,6 @@ static const char *status_field(const char *text, const char *key, char *buf, si
 	return buf;
 }
 
-int bc_status_read(char *text, size_t size, struct bc_error *err)
-{
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bc_error_errno(err, errno, "verify: cannot read /proc/self/status");
-	size_t len = 0;
-	ssize_t n;
-	while ((n = read(fd, text + len, size - 1 - len)) > 0)
-		len += (size_t)n;
-	int e = errno;
-	close(fd);
-	if (n < 0)
-		return bc_error_errno(err, e, "verify: cannot read /proc/self/status");
-	if (len == size - 1)
-		return bc_error_set(err, EFBIG, "verify: /proc/self/status is larger than %zu bytes", size - 1);
-	text[len] = '\0';
-	return 0;
-}
-
 int bc_verify_status(const char *text, bool seccomp_expected, struct bc_error *err)
 {
 	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
@@ -158,8 +138,10 @@ int bc_verify_hardened(bool seccomp_expected, struct bc_error *err)
 	/* On the stack: a heap buffer's pages would fault in the worker,
 	 * which shares pid 1's heap (BENCHMARKS.md). */
 	char text[16384];
-	int r = bc_status_read(text, sizeof text, err);
-	return r < 0 ? r : bc_verify_status(text, seccomp_expected, err);
+	int r = bc_read_file_into("/proc/self/status", text, sizeof text);
+	if (r < 0)
+		return bc_error_errno(err, -r, "verify: cannot read /proc/self/status");
+	return bc_verify_status(text, seccomp_expected, err);
 }
 
 uint64_t bc_status_sigign(const char *text)

@@ -1003,12 +1003,7 @@ bool bc_cgroup_memory_v1_in(const char *proc_cgroup)
 bool bc_cgroup_memory_v1(void)
 {
 	char buf[8192];   /* longer: false, and the caller reads it all */
-	_cleanup_close_ int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return bc_cgroup_memory_v1_in(buf);
+	return bc_read_file_into("/proc/self/cgroup", buf, sizeof buf) > 0 && bc_cgroup_memory_v1_in(buf);
 }
 
 int bc_cgroup_layout_read(struct bc_cgroup_layout *l)

@@ -145,6 +145,27 @@ int bc_read_file(const char *path, char **out, size_t *len, size_t max)
 	return bc_read_fd(fd, out, len, max);
 }
 
+int bc_read_file_into(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	size_t n = 0;
+	while (n < size - 1) {
+		ssize_t r = read(fd, buf + n, size - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0) {
+			buf[n] = '\0';
+			return (int)n;
+		}
+		n += (size_t)r;
+	}
+	return -EFBIG;
+}
+
 char *bc_strstrip(char *s)
 {
 	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')

@@ -62,6 +62,9 @@ int bc_write_file(const char *path, const char *data, int flags, mode_t mode);
 int bc_read_file(const char *path, char **out, size_t *len, size_t max);
 /* Read all of fd (up to max bytes) into a NUL-terminated heap buffer. */
 int bc_read_fd(int fd, char **out, size_t *len, size_t max);
+/* Read a whole small file (a /proc one) into buf, NUL-terminated, with no
+ * allocation; returns its length, -EFBIG when it does not fit, or -errno. */
+int bc_read_file_into(const char *path, char *buf, size_t size);
 
 /* Close every descriptor from 3 up but those of keep (sorted in place;
  * negative entries keep nothing). 0 or -errno. */
