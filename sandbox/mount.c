@@ -58,6 +58,21 @@ static int rootfs_add(struct bc_rootfs *r, const char *dest, const char *src, in
 	return 0;
 }
 
+/* Open src (O_PATH; its last component itself unless follow) and fstat
+ * it into *st. Returns the fd or -errno. */
+static int open_stat(const char *src, bool follow, struct stat *st)
+{
+	int fd = follow ? open_path(src, false) : openat(AT_FDCWD, src, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return follow ? fd : -errno;
+	if (fstat(fd, st) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 /* Add host path src at dest: a symlink is recreated, anything else bound.
  * Missing optional sources are skipped. The entry is opened itself (not
  * what a link at its end names), so one fstat of that descriptor says
@@ -65,43 +80,26 @@ static int rootfs_add(struct bc_rootfs *r, const char *dest, const char *src, in
 static int rootfs_add_host(struct bc_rootfs *r, const char *dest, const char *src,
 			   enum bc_bind_kind kind, bool optional, struct bc_error *err)
 {
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC };
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof how);
-	if (fd < 0) {
-		if (optional && errno == ENOENT)
-			return 0;
-		return bc_error_errno(err, errno, "open %s", src);
-	}
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return bc_error_errno(err, e, "stat %s", src);
-	}
-	if (S_ISLNK(st.st_mode) && kind == BC_BIND_RO && optional) {
-		char target[4096];
-		ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
-		int e = errno;
-		close(fd);
-		if (n < 0)
-			return bc_error_errno(err, e, "readlink %s", src);
-		target[n] = '\0';
-		return rootfs_add(r, dest, target, -1, BC_LINK, NULL);
-	}
-	if (S_ISLNK(st.st_mode)) {
-		/* bound where the link points */
-		close(fd);
-		fd = open_path(src, false);
-		if (fd < 0) {
-			if (optional && fd == -ENOENT)
-				return 0;
-			return bc_error_errno(err, -fd, "open %s", src);
-		}
-		if (fstat(fd, &st) < 0) {
+	int fd = open_stat(src, false, &st);
+	if (fd >= 0 && S_ISLNK(st.st_mode)) {
+		if (kind == BC_BIND_RO && optional) {
+			char target[4096];
+			ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
 			int e = errno;
 			close(fd);
-			return bc_error_errno(err, e, "stat %s", src);
+			if (n < 0)
+				return bc_error_errno(err, e, "readlink %s", src);
+			target[n] = '\0';
+			return rootfs_add(r, dest, target, -1, BC_LINK, NULL);
 		}
+		close(fd);
+		fd = open_stat(src, true, &st);   /* bound where the link points */
+	}
+	if (fd < 0) {
+		if (optional && fd == -ENOENT)
+			return 0;
+		return bc_error_errno(err, -fd, "open %s", src);
 	}
 	int r2 = rootfs_add(r, dest, src, fd, kind, &st);
 	if (r2 < 0)
@@ -147,10 +145,6 @@ int bc_rootfs_prepare(struct bc_rootfs *r, const struct bc_policy *p, uid_t uid,
 			ret = bc_error_errno(err, errno, "profile directory %s", profile_dir);
 			goto fail;
 		}
-		if (!S_ISDIR(st.st_mode)) {
-			ret = bc_error_set(err, ENOTDIR, "profile directory %s is not a directory", profile_dir);
-			goto fail;
-		}
 		if ((ret = rootfs_add(r, profile_dir, profile_dir, profile_fd, BC_BIND_RW, &st)) < 0) {
 			bc_error_set(err, ret, "out of memory");
 			goto fail;
@@ -186,8 +180,8 @@ int bc_rootfs_fork_downloads(struct bc_rootfs *r, const char *src, int fd, struc
 		return bc_error_set(err, EINVAL, "fork downloads without a template fork's Downloads");
 	}
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		int e = errno ? errno : ENOTDIR;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
 		close(fd);
 		return bc_error_errno(err, e, "fork downloads %s", src);
 	}
@@ -312,6 +306,18 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+/* mkdir -p of path's parent (nothing for a name without a '/'). */
+static int mkdir_parent(const char *path)
+{
+	char parent[4096];
+	snprintf(parent, sizeof parent, "%s", path);
+	char *slash = strrchr(parent, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	return mkdir_p(parent, 0755);
+}
+
 static int mount_tmpfs(const char *where, unsigned long flags, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int mount_tmpfs(const char *where, unsigned long flags, const char *fmt, ...)
@@ -364,14 +370,8 @@ static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
 	int r;
 
 	if (b->kind == BC_LINK) {
-		char parent[4096];
-		snprintf(parent, sizeof parent, "%s", dest);
-		char *slash = strrchr(parent, '/');
-		if (slash) {
-			*slash = '\0';
-			if ((r = mkdir_p(parent, 0755)) < 0)
-				return bc_error_errno(err, -r, "mkdir %s", parent);
-		}
+		if ((r = mkdir_parent(dest)) < 0)
+			return bc_error_errno(err, -r, "mkdir the parent of %s", b->dest);
 		if ((r = make_link(b->src, dest)) < 0)
 			return bc_error_errno(err, -r, "symlink %s", b->dest);
 		return 0;
@@ -385,17 +385,8 @@ static int bind_one(const struct bc_bind *b, int fd, struct bc_error *err)
 
 	/* The mount point; its parents only when missing (most exist). */
 	r = mount_point(dest, b->is_dir);
-	if (r == -ENOENT) {
-		char parent[4096];
-		snprintf(parent, sizeof parent, "%s", dest);
-		char *slash = strrchr(parent, '/');
-		if (slash) {
-			*slash = '\0';
-			r = mkdir_p(parent, 0755);
-		}
-		if (r == 0 || r == -ENOENT)
-			r = mount_point(dest, b->is_dir);
-	}
+	if (r == -ENOENT && (r = mkdir_parent(dest)) == 0)
+		r = mount_point(dest, b->is_dir);
 	if (r < 0)
 		return bc_error_errno(err, -r, "create mount point %s", b->dest);
 	if (b->tree_fd >= 0) {
