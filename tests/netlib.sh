@@ -40,6 +40,9 @@ fakenet_make() {
 }
 inH() { ip netns exec $H "$@"; }
 inI() { ip netns exec $I "$@"; }
+# atH CMD...: CMD in H's network namespace only: `ip netns exec` also
+# remounts /sys, which hides the cgroup v1 hierarchies from a launcher.
+atH() { nsenter --net=/run/netns/$H "$@"; }
 
 # fakenet_hold ADDR...: I holds each ADDR too (a /32 or /128 on its veth).
 fakenet_hold() {

@@ -16,8 +16,8 @@ run() { as "$who" "$BC" run --policy "$POL" "$@"; }
 netrun_as() {
 	aud=$SCRATCH/audit-$1.jsonl; touch "$aud"; chown "$1" "$aud"
 	run() {
-		if [ "$who" = root ]; then inH "$BC" run --policy "$POL" --audit "$aud" -- "$@"
-		else inH setpriv --reuid="$who" --regid="$who" --init-groups --reset-env -- \
+		if [ "$who" = root ]; then atH "$BC" run --policy "$POL" --audit "$aud" -- "$@"
+		else atH setpriv --reuid="$who" --regid="$who" --init-groups --reset-env -- \
 			env PATH=/usr/bin:/bin "$BC" run --policy "$POL" --audit "$aud" -- "$@"; fi
 	}
 	refused() { run "$PROBE" connect "$@"; }
