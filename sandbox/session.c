@@ -90,6 +90,7 @@ struct session {
 	struct bc_fork_downloads fdl;
 	const char *policy_path, *label, *root;
 	int task_fd;
+	int template_hold;   /* a fork's hold on its template (bc_template_open) */
 	bool launched;
 	char tdir[4096];
 };
@@ -209,7 +210,7 @@ static int session_template(struct session *s, const char *what, const char *nam
 {
 	struct bc_launch *l = &s->l;
 	int r = bc_template_open(what, s->root, name, l->profile_uid, l->profile_gid, &s->audit, &l->template_fd,
-				 s->tdir, sizeof s->tdir, err);
+				 &s->template_hold, s->tdir, sizeof s->tdir, err);
 	if (r < 0)
 		return r;
 	l->template_dir = s->tdir;
@@ -342,6 +343,8 @@ static void session_end(struct session *s, const struct bc_session_spec *spec)
 	bc_lease_release(&s->lease, !s->launched || l->clean, &s->audit);
 	if (l->template_dir && l->template_fd >= 0)
 		close(l->template_fd);
+	if (s->template_hold >= 0)
+		close(s->template_hold);   /* the fork has ended: template rm may go on */
 	if (s->task_fd >= 0)
 		close(s->task_fd);
 	bc_audit_close(&s->audit);
@@ -359,6 +362,7 @@ int bc_session_run(const struct bc_session_spec *spec, struct bc_error *err)
 		.quota = BC_QUOTA_INIT,
 		.fdl = BC_FORK_DOWNLOADS_INIT,
 		.task_fd = -1,
+		.template_hold = -1,
 		/* what bc_launch_free releases: nothing until bc_launch_prepare */
 		.l = { .profile_fd = -1, .template_fd = -1, .fork_downloads_fd = -1, .fork_downloads_mnt = -1, .host = { .lock_fd = -1 } },
 	};

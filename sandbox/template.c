@@ -7,6 +7,7 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -416,6 +417,7 @@ int bc_template_rm(const char *root, const char *name, struct bc_audit *a, struc
 	int r;
 	_cleanup_close_ int tdir = -1;
 	_cleanup_close_ int meta_fd = -1;
+	_cleanup_close_ int hold = -1;
 	in = (struct bc_template_info){ .creator_uid = -1 };
 	if (bc_id_check(BC_ID_TEMPLATE, "template rm", name, err) < 0)
 		return -EINVAL;
@@ -426,6 +428,17 @@ int bc_template_rm(const char *root, const char *name, struct bc_audit *a, struc
 	struct stat st;
 	if (tdir < 0 || fstatat(tdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
 		bc_error_set(err, ENOENT, "template rm: no template %s (%s/templates/%s)", name, root, name);
+		goto refused;
+	}
+	/* Not while a fork runs over it; and a fork starting from now on is
+	 * refused (bc_template_open): held until the tree is gone. */
+	hold = openat(tdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hold < 0 || flock(hold, LOCK_EX | LOCK_NB) < 0) {
+		if (hold >= 0 && errno == EWOULDBLOCK)
+			bc_error_set(err, EBUSY, "template rm: template %s is in use by a running fork (or being "
+				     "removed); remove it once its forks have ended", name);
+		else
+			bc_error_errno(err, errno, "template rm: %s/templates/%s", root, name);
 		goto refused;
 	}
 	meta_fd = openat(root_fd, ".templates", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -455,11 +468,12 @@ refused:
 }
 
 int bc_template_open(const char *what, const char *root, const char *name, uid_t uid, gid_t gid, struct bc_audit *a, int *fd,
-		     char *dir, size_t dirlen, struct bc_error *err)
+		     int *hold, char *dir, size_t dirlen, struct bc_error *err)
 {
 	struct bc_template_info in;
 	char path[4200];
 	*fd = -1;
+	*hold = -1;
 	if (bc_id_check(BC_ID_TEMPLATE, what, name, err) < 0)
 		return -EINVAL;
 	snprintf(dir, dirlen, "%s/templates/%s", root, name);
@@ -500,7 +514,27 @@ int bc_template_open(const char *what, const char *root, const char *name, uid_t
 			     "(chown -R %u:%u %s)", what, name, dir, (unsigned)gid, (unsigned)uid, (unsigned)gid, dir);
 		goto refused;
 	}
+	/* The hold: shared with other forks, refused while template rm runs;
+	 * then the name must still lead to what was locked (not removed
+	 * between the open and the lock). */
+	struct stat now;
+	int h = openat(tfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int lock_err = h < 0 ? errno : flock(h, LOCK_SH | LOCK_NB) < 0 ? errno : 0;
+	if (!lock_err && (fstatat(AT_FDCWD, dir, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_dev != st.st_dev ||
+		   now.st_ino != st.st_ino))
+		lock_err = ENOENT;
+	if (lock_err) {
+		if (h >= 0)
+			close(h);
+		close(tfd);
+		if (lock_err == EWOULDBLOCK || lock_err == ENOENT)
+			bc_error_set(err, ENOENT, "%s %s: the template is being removed (template rm)", what, name);
+		else
+			bc_error_errno(err, lock_err, "%s %s: hold %s", what, name, dir);
+		goto refused;
+	}
 	*fd = tfd;
+	*hold = h;
 	audit_template(a, "fork", name, in.label, in.recorded ? &in : NULL, NULL);
 	return 0;
 refused:

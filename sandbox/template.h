@@ -44,16 +44,22 @@ int bc_template_save(const char *root, const char *label, const char *name, int6
 /* Every template under root, sorted by name; free(*v). */
 int bc_template_list(const char *root, struct bc_template_info **v, size_t *n, struct bc_error *err);
 
-/* Delete a template and its record (audited: action rm). */
+/* Delete a template and its record (audited: action rm); refused while a
+ * fork holds it (bc_template_open). */
 int bc_template_rm(const char *root, const char *name, struct bc_audit *a, struct bc_error *err);
 
 /* run --template NAME: refuse an expired template (or one whose record
  * cannot be read) with the reason, then open and check it as a profile
  * directory owned by uid, group gid (bc_profile_open); errors name it
  * as what (the option or variable that gave it). *fd: its O_PATH
- * fd; dir receives its path. Audited (action fork or refused). */
+ * fd; dir receives its path. *hold: the fork's hold on the template, a
+ * shared flock(2) on its directory, to be closed when the fork has
+ * ended: bc_template_rm refuses a template while any fork holds it (an
+ * overlay's lower layer must not change under it), and a fork starting
+ * while it is being removed is refused. Audited (action fork or
+ * refused). */
 int bc_template_open(const char *what, const char *root, const char *name, uid_t uid, gid_t gid,
-		     struct bc_audit *a, int *fd, char *dir, size_t dirlen, struct bc_error *err);
+		     struct bc_audit *a, int *fd, int *hold, char *dir, size_t dirlen, struct bc_error *err);
 
 /* A fork's downloads ([filesystem] fork_downloads, with downloads = yes).
  * record (the default): a tmpfs made inside the sandbox over the overlay's

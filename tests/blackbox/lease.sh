@@ -407,6 +407,28 @@ assert r["creator_uid"] == int(sys.argv[1]) and r["creator_boot_id"] == b and r[
 	out=$(run --template saved -- /bin/sh -c 'cat "$BROWSERCAGE_PROFILE/Default/Cookies"' 2>&1)
 	check "$who: a fork of a saved template has the label's state" [ "$out" = session-42 ]
 	check "$who: ...audited as fork" grep -q '"event":"template",.*"action":"fork","name":"saved","label":"tsrc"' "$AUD"
+	# A fork holds its template: template rm waits for no one and refuses
+	# while one runs (the overlay's lower layer must not change under it);
+	# a fork starting while rm holds it is refused.
+	rm -f "$SCRATCH/chan/tpl-$who"
+	run --template saved -- /bin/sh -c 'echo up; i=0; while [ ! -e '"$SCRATCH/chan/tpl-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; cat "$BROWSERCAGE_PROFILE/Default/Cookies"' >"$SCRATCH/tpl-$who" 2>&1 &
+	t1=$!
+	wait_for grep -q up "$SCRATCH/tpl-$who"
+	out=$(bc template rm saved --profile-root "$R" --audit "$AUD" 2>&1)
+	check "$who: template rm while a fork of it runs is refused" grep -q "template saved is in use by a running fork" <<<"$out"
+	check "$who: ...audited" grep -q '"event":"template",.*"action":"refused","name":"saved".*in use by a running fork' "$AUD"
+	touch "$SCRATCH/chan/tpl-$who"; wait "$t1"
+	check "$who: ...and the fork read its template to the end" grep -q '^session-42$' "$SCRATCH/tpl-$who"
+	rm -f "$SCRATCH/chan/tpl2-$who"
+	flock -x "$R/templates/saved" sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' sh "$SCRATCH/chan/tpl2-$who" &
+	t2=$!
+	wait_for eval '! flock -s -n "$R/templates/saved" true'
+	out=$(run --template saved -- /bin/sh -c 'echo STARTED' 2>&1)
+	check "$who: a fork of a template being removed is refused" \
+		eval 'grep -q "template saved: the template is being removed" <<<"$out" && ! grep -q STARTED <<<"$out"'
+	touch "$SCRATCH/chan/tpl2-$who"; wait "$t2"
+	out=$(run --template saved -- /bin/sh -c 'echo STARTED' 2>&1)
+	check "$who: once no one holds it, a fork runs again (the hold ends with its fork)" [ "$out" = STARTED ]
 	check "$who: a template that expires in a second" bc template save tsrc brief --expires 1s --profile-root "$R"
 	expired() { bc template list --profile-root "$R" 2>/dev/null | grep -q "^brief .* expired  *tsrc$"; }
 	wait_for expired
