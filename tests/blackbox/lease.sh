@@ -411,7 +411,7 @@ assert r["creator_uid"] == int(sys.argv[1]) and r["creator_boot_id"] == b and r[
 	# while one runs (the overlay's lower layer must not change under it);
 	# a fork starting while rm holds it is refused.
 	rm -f "$SCRATCH/chan/tpl-$who"
-	run --template saved -- /bin/sh -c 'echo up; i=0; while [ ! -e '"$SCRATCH/chan/tpl-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; cat "$BROWSERCAGE_PROFILE/Default/Cookies"' >"$SCRATCH/tpl-$who" 2>&1 &
+	run --template saved -- /bin/sh -c 'echo up; echo "fds: $(ls /proc/self/fd | tr "\n" " ")"; i=0; while [ ! -e '"$SCRATCH/chan/tpl-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; cat "$BROWSERCAGE_PROFILE/Default/Cookies"' >"$SCRATCH/tpl-$who" 2>&1 &
 	t1=$!
 	wait_for grep -q up "$SCRATCH/tpl-$who"
 	out=$(bc template rm saved --profile-root "$R" --audit "$AUD" 2>&1)
@@ -419,6 +419,9 @@ assert r["creator_uid"] == int(sys.argv[1]) and r["creator_boot_id"] == b and r[
 	check "$who: ...audited" grep -q '"event":"template",.*"action":"refused","name":"saved".*in use by a running fork' "$AUD"
 	touch "$SCRATCH/chan/tpl-$who"; wait "$t1"
 	check "$who: ...and the fork read its template to the end" grep -q '^session-42$' "$SCRATCH/tpl-$who"
+	plain=$(run -- /bin/sh -c 'echo "fds: $(ls /proc/self/fd | tr "\n" " ")"' 2>&1)
+	check "$who: ...and its hold never reached the sandbox (the same descriptors as a plain run: $plain)" \
+		eval '[ -n "$plain" ] && grep -qxF "$plain" "$SCRATCH/tpl-$who"'
 	rm -f "$SCRATCH/chan/tpl2-$who"
 	flock -x "$R/templates/saved" sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' sh "$SCRATCH/chan/tpl2-$who" &
 	t2=$!
