@@ -10,16 +10,22 @@
 // Prints one JSON line: {"url", "status", "title"}; exits 1 on failure with
 // the launcher's first line of explanation when there is one.
 'use strict';
+const fs = require('fs');
 const { chromium } = require('playwright-core');
 
 async function main() {
 	const url = process.env.AGENT_URL;
 	if (!url) throw new Error('AGENT_URL is not set');
 	const timeout = Number(process.env.AGENT_TIMEOUT_MS || 30000);
-	const browser = await chromium.launch({
-		executablePath: process.env.BROWSERCAGE_CHROMIUM || '/usr/bin/browsercage-chromium',
-		timeout,
-	});
+	const executablePath = process.env.BROWSERCAGE_CHROMIUM || '/usr/bin/browsercage-chromium';
+	// Checked first: Playwright makes its temporary directories before it
+	// looks for the executable, and leaves them when it is missing.
+	try {
+		fs.accessSync(executablePath, fs.constants.X_OK);
+	} catch (e) {
+		throw new Error(`cannot run ${executablePath} (${e.code}): install browsercage or set BROWSERCAGE_CHROMIUM`);
+	}
+	const browser = await chromium.launch({ executablePath, timeout });
 	try {
 		const page = await browser.newPage();
 		const res = await page.goto(url, { timeout });

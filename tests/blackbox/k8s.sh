@@ -281,9 +281,11 @@ if command -v node >/dev/null && resolves deploy/agent playwright-core; then
 		AGENT_URL='data:text/html,<title>agent-ok</title>' timeout 120 node "$top_srcdir/deploy/agent/agent.js" 2>&1)
 	check "the Job's agent drives Chromium through browsercage-chromium" \
 		exited_with $? 0 '"title":"agent-ok"' "$out"
-	out=$(cd "$SCRATCH" && BROWSERCAGE_CHROMIUM=$SCRATCH/none AGENT_URL=file:///x timeout 60 \
-		node "$top_srcdir/deploy/agent/agent.js" 2>&1)
+	mkdir -m 700 "$SCRATCH/agent-tmp"
+	out=$(cd "$SCRATCH" && TMPDIR=$SCRATCH/agent-tmp BROWSERCAGE_CHROMIUM=$SCRATCH/none AGENT_URL=file:///x \
+		timeout 60 node "$top_srcdir/deploy/agent/agent.js" 2>&1)
 	check "the agent fails with one line when it cannot start the browser" exited_with $? 1 '^agent: ' "$out"
+	check "...leaving no temporary directory behind" [ -z "$(ls -A "$SCRATCH/agent-tmp")" ]
 else
 	fail "the Job's agent needs node and playwright-core (npm ci)"
 fi
