@@ -23,10 +23,13 @@ write_policy "$POL"
 SHA=$(sha256sum "$POL" | cut -d' ' -f1)
 mkdir -p "$SCRATCH/audit" && chmod 1777 "$SCRATCH/audit"
 
-# sclient WHO STEP [VAR=VALUE]...: the client's one JSON line.
+# sclient WHO STEP [VAR=VALUE]...: the client's one JSON line. Its
+# temporary files go to the scratch directory: Puppeteer makes a profile
+# directory before it launches and leaves it when the launch is refused.
 sclient() {
 	local who=$1 step=$2; shift 2
-	as "$who" env HOME=/tmp BROWSERCAGE_POLICY="$POL" "$@" \
+	[ -d "$SCRATCH/tmp-$who" ] || { mkdir -m 700 "$SCRATCH/tmp-$who" && chown "$who" "$SCRATCH/tmp-$who"; }
+	as "$who" env HOME=/tmp TMPDIR="$SCRATCH/tmp-$who" BROWSERCAGE_POLICY="$POL" "$@" \
 		timeout 240 node "$SCLIENT" "$step" "$WRAPPER" 2>"$SCRATCH/err" | tail -1
 }
 # refused WHAT OUT PATTERN: the launch failed with exit status 125 and the
