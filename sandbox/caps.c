@@ -111,6 +111,12 @@ static const char *status_field(const char *text, const char *key, char *buf, si
 	return buf;
 }
 
+int bc_status_read(char *text, size_t size, struct bc_error *err)
+{
+	int r = bc_read_file_into("/proc/self/status", text, size);
+	return r < 0 ? bc_error_errno(err, -r, "verify: cannot read /proc/self/status") : 0;
+}
+
 int bc_verify_status(const char *text, bool seccomp_expected, struct bc_error *err)
 {
 	static const char *const capsets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
@@ -138,10 +144,8 @@ int bc_verify_hardened(bool seccomp_expected, struct bc_error *err)
 	/* On the stack: a heap buffer's pages would fault in the worker,
 	 * which shares pid 1's heap (BENCHMARKS.md). */
 	char text[16384];
-	int r = bc_read_file_into("/proc/self/status", text, sizeof text);
-	if (r < 0)
-		return bc_error_errno(err, -r, "verify: cannot read /proc/self/status");
-	return bc_verify_status(text, seccomp_expected, err);
+	int r = bc_status_read(text, sizeof text, err);
+	return r < 0 ? r : bc_verify_status(text, seccomp_expected, err);
 }
 
 uint64_t bc_status_sigign(const char *text)

@@ -30,8 +30,10 @@ int bc_set_no_new_privs(struct bc_error *err);
  * bc_caps_drop_all leaves them. The error names the field and its value. */
 int bc_verify_hardened(bool seccomp_expected, struct bc_error *err);
 
-/* bc_verify_hardened on a text of /proc/self/status the caller read
- * (bc_read_file_into), for a caller that reads more of it. */
+/* bc_verify_hardened in two steps, for a caller that reads more of the
+ * text: read /proc/self/status into text (size bytes, no allocation),
+ * then check it. */
+int bc_status_read(char *text, size_t size, struct bc_error *err);
 int bc_verify_status(const char *text, bool seccomp_expected, struct bc_error *err);
 
 /* The signals a /proc/PID/status text says are ignored (SigIgn: bit n-1

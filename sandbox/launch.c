@@ -424,10 +424,8 @@ static _Noreturn void worker_main(const struct bc_launch *l, const struct bc_roo
 	int landlock_abi = bc_landlock_apply(rfs, &err);
 	const struct bc_seccomp_prog seccomp = { .fprog = bc_seccomp_sandbox };
 	char status[16384];
-	if (landlock_abi >= 0 && bc_seccomp_load_prog(&seccomp, &err) >= 0 &&
-	    (r = bc_read_file_into("/proc/self/status", status, sizeof status)) < 0)
-		bc_error_errno(&err, -r, "verify: cannot read /proc/self/status");
-	if (landlock_abi < 0 || err.code || bc_verify_status(status, true, &err) < 0)
+	if (landlock_abi < 0 || bc_seccomp_load_prog(&seccomp, &err) < 0 ||
+	    bc_status_read(status, sizeof status, &err) < 0 || bc_verify_status(status, true, &err) < 0)
 		child_fail(sync_fd, &err);
 	/* Dispositions start clean for the command: execve resets handlers
 	 * but keeps what is ignored, so those (SigIgn) go back to default,

@@ -425,16 +425,16 @@ int bc_template_rm(const char *root, const char *name, struct bc_audit *a, struc
 	if (root_fd < 0)
 		goto refused;
 	tdir = templates_open(root_fd, root, 0, 0, false, err);
-	struct stat st;
-	if (tdir < 0 || fstatat(tdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+	/* The directory itself (no symlink), held: not while a fork runs
+	 * over it, and a fork starting from now on is refused
+	 * (bc_template_open), until the tree is gone. */
+	hold = tdir < 0 ? -1 : openat(tdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hold < 0) {
 		bc_error_set(err, ENOENT, "template rm: no template %s (%s/templates/%s)", name, root, name);
 		goto refused;
 	}
-	/* Not while a fork runs over it; and a fork starting from now on is
-	 * refused (bc_template_open): held until the tree is gone. */
-	hold = openat(tdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (hold < 0 || flock(hold, LOCK_EX | LOCK_NB) < 0) {
-		if (hold >= 0 && errno == EWOULDBLOCK)
+	if (flock(hold, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
 			bc_error_set(err, EBUSY, "template rm: template %s is in use by a running fork (or being "
 				     "removed); remove it once its forks have ended", name);
 		else
