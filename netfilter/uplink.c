@@ -1038,7 +1038,7 @@ static void pasta_reap(struct bc_uplink_state *u)
 /* The pasta to run: the first of pasta_paths, or on a CPU with AVX2 its
  * build for that CPU beside it, as pasta itself would choose (it execs
  * "<its own file>.avx2"): that second exec, with its dynamic loading,
- * took about 10 % of a pasta launch's time to "go". argv[0] stays
+ * took 7 to 10 % of a pasta launch's time to "go". argv[0] stays
  * "pasta", which is what selects pasta's mode. */
 static const char *pasta_path(char avx2[PATH_MAX + 8])
 {
