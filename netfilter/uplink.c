@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <linux/capability.h>
 #include <linux/if_link.h>
 #include <linux/nsfs.h>
@@ -1035,12 +1034,11 @@ static void pasta_reap(struct bc_uplink_state *u)
 	u->pasta_err = -1;
 }
 
-/* The pasta to run: the first of pasta_paths, or on a CPU with AVX2 its
- * build for that CPU beside it, as pasta itself would choose (it execs
- * "<its own file>.avx2"): that second exec, with its dynamic loading,
- * took 7 to 10 % of a pasta launch's time to "go". argv[0] stays
- * "pasta", which is what selects pasta's mode. */
-static const char *pasta_path(char avx2[PATH_MAX + 8])
+/* On a CPU with AVX2, pasta's build for it beside the first of
+ * pasta_paths, as pasta itself would choose (it execs "<its own
+ * file>.avx2"): that second exec, with its dynamic loading, took 7 to 10
+ * % of a pasta launch's time to "go". */
+const char *bc_uplink_pasta_path(char avx2[BC_PASTA_PATH_MAX])
 {
 	const char *path = NULL;
 	char real[PATH_MAX];
@@ -1049,14 +1047,14 @@ static const char *pasta_path(char avx2[PATH_MAX + 8])
 			path = pasta_paths[i];
 	if (!path || !__builtin_cpu_supports("avx2") || !realpath(path, real))
 		return path;
-	snprintf(avx2, PATH_MAX + 8, "%s.avx2", real);
+	snprintf(avx2, BC_PASTA_PATH_MAX, "%s.avx2", real);
 	return access(avx2, X_OK) == 0 ? avx2 : path;
 }
 
 static int pasta_attach(struct bc_uplink_state *u, pid_t pid, int srt, bool root, struct bc_error *err)
 {
-	char buf[PATH_MAX + 8];
-	const char *path = pasta_path(buf);
+	char buf[BC_PASTA_PATH_MAX];
+	const char *path = bc_uplink_pasta_path(buf);
 	int pfd[2];
 
 	if (!path)

@@ -25,6 +25,7 @@
  * never collide and gc tells live slots from dead ones. */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -101,3 +102,10 @@ bool bc_uplink_can_veth(void);
 enum bc_uplink bc_uplink_choose(const struct bc_policy *p);
 /* "veth", "pasta", "relay" ("auto" for BC_UPLINK_AUTO). */
 const char *bc_uplink_name(enum bc_uplink kind);
+
+/* The file run executes as pasta (with argv[0] "pasta", which selects
+ * pasta's mode): the first of /usr/bin, /usr/local/bin, /usr/sbin that
+ * has one, or its AVX2 build where the CPU has AVX2 (buf holds that
+ * path). NULL if none is installed. doctor checks the same file. */
+#define BC_PASTA_PATH_MAX (PATH_MAX + 8)
+const char *bc_uplink_pasta_path(char buf[BC_PASTA_PATH_MAX]);

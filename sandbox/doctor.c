@@ -159,7 +159,7 @@ static int in_child(int flags, int (*fn)(void *, struct bc_error *), void *arg, 
 
 /* Run PATH ARG with a bounded time and keep the first line of its stdout
  * in out. Returns 0, or -errno (-ETIMEDOUT when it took too long). */
-static int run_version(const char *path, const char *arg, char *out, size_t len)
+static int run_version(const char *path, const char *argv0, const char *arg, char *out, size_t len)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -183,7 +183,7 @@ static int run_version(const char *path, const char *arg, char *out, size_t len)
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null < 0 || dup2(null, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(null, 2) < 0)
 			_exit(127);
-		execl(path, path, arg, (char *)NULL);
+		execl(path, argv0, arg, (char *)NULL);
 		_exit(127);
 	}
 	close(pfd[1]);
@@ -665,25 +665,6 @@ static void check_cgroup(struct bc_doctor *d, const struct bc_policy *p)
 	    pr.applied & BC_CG_LIMIT_CPU ? " cpu" : "");
 }
 
-/* The first executable name in /usr/bin, then PATH. */
-static bool find_exe(const char *name, char *buf, size_t len)
-{
-	snprintf(buf, len, "/usr/bin/%s", name);
-	if (access(buf, X_OK) == 0)
-		return true;
-	const char *path = getenv("PATH");
-	for (const char *s = path; s && *s;) {
-		size_t n = strcspn(s, ":");
-		if (n && n + strlen(name) + 2 <= len) {
-			snprintf(buf, len, "%.*s/%s", (int)n, s, name);
-			if (access(buf, X_OK) == 0)
-				return true;
-		}
-		s += n + (s[n] == ':');
-	}
-	return false;
-}
-
 /* Which uplink run will use here (auto: bc_uplink_choose), and the tun
  * device only when that uplink needs it. */
 static void check_uplink(struct bc_doctor *d, const struct bc_policy *p)
@@ -712,18 +693,21 @@ static void check_uplink(struct bc_doctor *d, const struct bc_policy *p)
 	    : k == BC_UPLINK_PASTA ? " (/dev/net/tun usable)" : " (CAP_NET_ADMIN here)");
 }
 
+/* The file run would execute as pasta (bc_uplink_pasta_path), run as
+ * run runs it. */
 static void check_pasta(struct bc_doctor *d, const struct bc_policy *p)
 {
-	char path[4096], ver[256];
+	char buf[BC_PASTA_PATH_MAX], ver[256];
 	bool needed = p->net_mode == BC_NET_FILTERED && bc_uplink_choose(p) == BC_UPLINK_PASTA;
 	struct bc_check *c;
-	if (!find_exe("pasta", path, sizeof path)) {
-		c = add(d, "pasta", needed ? BC_CHECK_FAIL : BC_CHECK_WARN, "pasta not found in /usr/bin or PATH%s",
-			needed ? "" : " (not needed by this policy as this user)");
+	const char *path = bc_uplink_pasta_path(buf);
+	if (!path) {
+		c = add(d, "pasta", needed ? BC_CHECK_FAIL : BC_CHECK_WARN, "pasta not found in /usr/bin, "
+			"/usr/local/bin or /usr/sbin%s", needed ? "" : " (not needed by this policy as this user)");
 		fix(c, "apt-get install passt");
 		return;
 	}
-	int r = run_version(path, "--version", ver, sizeof ver);
+	int r = run_version(path, "pasta", "--version", ver, sizeof ver);
 	if (r < 0) {
 		c = add(d, "pasta", needed ? BC_CHECK_FAIL : BC_CHECK_WARN, "%s --version: %s", path, strerror(-r));
 		fix(c, "reinstall passt");
@@ -766,7 +750,7 @@ static void check_chromium(struct bc_doctor *d, const struct bc_policy *p)
 		fix(c, "apt-get install chromium, or set [sandbox] chromium = PATH");
 		return;
 	}
-	int r = run_version(path, "--version", ver, sizeof ver);
+	int r = run_version(path, path, "--version", ver, sizeof ver);
 	if (r < 0) {
 		c = add(d, "chromium", BC_CHECK_WARN, "%s --version: %s", path, strerror(-r));
 		fix(c, "run '%s --version' by hand to see why", path);

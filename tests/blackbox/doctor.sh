@@ -65,6 +65,22 @@ check "user: nftables ok" grep -Eq '^ok +nftables ' <<<"$out"
 # with SIGPIPE ignored; run gives it default signals, so must doctor.
 out=$(as "$TEST_USER" bash -c 'trap "" PIPE; exec "$0" doctor --policy "$1"' "$BC" "$NET" 2>&1); rc=$?
 check "user, SIGPIPE ignored as in a systemd service: pasta ok" grep -Eq '^ok +pasta ' <<<"$out"
+# ...and the file it checks is the one run executes as pasta (the AVX2
+# build beside it, where the CPU has AVX2).
+PASTA=$SCRATCH/pasta.ini
+write_policy "$PASTA" "network.uplink = pasta"
+sed -i 's/^mode = none$/mode = filtered/' "$PASTA"
+dpath=$("$BC" doctor --policy "$PASTA" | sed -n 's/^ok  *pasta  *\(\/[^:]*\): .*/\1/p')
+"$BC" run --policy "$PASTA" -- /bin/sleep 3 >/dev/null 2>&1 &
+bgpid=$!
+rpath=
+for _ in $(seq 1 50); do
+	p=$(pgrep -P $bgpid -f '^pasta ' | head -n1)
+	[ -n "$p" ] && rpath=$(readlink "/proc/$p/exe") && [ -n "$rpath" ] && break
+	sleep 0.1
+done
+wait $bgpid
+check "doctor checks the pasta run executes ($dpath, run: $rpath)" [ "${dpath:-none}" = "${rpath:-unknown}" ]
 out=$(as "$TEST_USER" "$BC" doctor --policy "$REQ" 2>&1); rc=$?
 check "user: required limits without a writable cgroup -> exit 1" [ $rc = 1 ]
 check "user: ... and the cgroup line fails with a fix" \
