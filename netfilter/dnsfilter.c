@@ -14,7 +14,11 @@
  *                   ATTEMPT_MS each, then SERVFAIL, audit "upstream_failed"
  *   answer -> bc_dns_filter_answer (rebinding addresses dropped)
  *          -> every address pinned with bc_nft_set_add, ACK awaited
- *          -> only then the reply, audit "allowed" / "rebinding_dropped"
+ *          -> audit "allowed" / "rebinding_dropped", only then the reply
+ *
+ * Every decision's record is written before its reply: the supervisor ends
+ * this process with SIGKILL once the sandbox is gone, and a sandbox that
+ * exits the moment it has its answer must not take the record with it.
  */
 #include "config.h"
 
@@ -279,8 +283,8 @@ static void pending_finish(struct filter *f, struct pending *s)
 
 static void pending_fail(struct filter *f, struct pending *s, const char *reason)
 {
-	reply_rcode(f, &s->c, &s->d, false);
 	audit_dns(f, &s->d, s->c.conn >= 0, "upstream_failed", reason, NULL);
+	reply_rcode(f, &s->c, &s->d, false);
 	pending_finish(f, s);
 }
 
@@ -381,8 +385,8 @@ static void upstream_answer(struct filter *f, struct pending *s, const uint8_t *
 		struct bc_error e = {0};
 		uint32_t secs = r->addrs[i].timeout ? r->addrs[i].timeout : 1;
 		if (bc_nft_set_add(f->nft, r->addrs[i].family, r->addrs[i].addr, secs * 1000, &e) < 0) {
-			reply_rcode(f, &s->c, &s->d, false);
 			audit_dns(f, &s->d, s->c.conn >= 0, "pin_failed", e.msg, r);
+			reply_rcode(f, &s->c, &s->d, false);
 			pending_finish(f, s);
 			return;
 		}
@@ -398,9 +402,9 @@ static void upstream_answer(struct filter *f, struct pending *s, const uint8_t *
 			f->pins = -1;
 		}
 	}
-	reply(f, &s->c, (size_t)n);
 	audit_dns(f, &s->d, s->c.conn >= 0, r->n_dropped ? "rebinding_dropped" : "allowed",
 		  r->n_dropped ? "answer address in a denied range" : "ok", r);
+	reply(f, &s->c, (size_t)n);
 	pending_finish(f, s);
 }
 
@@ -489,7 +493,6 @@ static void query(struct filter *f, const struct client *c, const uint8_t *q, si
 
 	bc_dns_check_query_prepared(f->p, &f->allow, q, len, d);
 	if (!bc_ratelimit_take(&f->rl, now)) {
-		reply_rcode(f, c, d, true);
 		f->rl_count++;
 		/* one record per second at most, with the count since the last */
 		if (!f->rl_logged_ms || now - f->rl_logged_ms >= 1000) {
@@ -497,18 +500,19 @@ static void query(struct filter *f, const struct client *c, const uint8_t *q, si
 			f->rl_count = 0;
 			f->rl_logged_ms = now;
 		}
+		reply_rcode(f, c, d, true);
 		return;
 	}
 	if (d->action == BC_DNS_REFUSE || len > QUERY_MAX) {
-		reply_rcode(f, c, d, true);
 		if (!refusal_repeat(f, d))
 			audit_dns(f, d, c->conn >= 0, "refused",
 				  d->action == BC_DNS_REFUSE ? bc_dns_reason_str(d->reason) : "too long", NULL);
+		reply_rcode(f, c, d, true);
 		return;
 	}
 	if (f->pend_used == (UINT64_C(2) << (MAX_PENDING - 1)) - 1) {   /* all in flight */
-		reply_rcode(f, c, d, false);
 		audit_dns(f, d, c->conn >= 0, "upstream_failed", "too many queries in flight", NULL);
+		reply_rcode(f, c, d, false);
 		return;
 	}
 	struct pending *s = &f->pend[__builtin_ctzll(~f->pend_used)];
