@@ -15,15 +15,27 @@ fail() { _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1)); echo "not ok 
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 
 # check DESCRIPTION [!] CMD...: pass when CMD succeeds (with !, fails).
-# CMD's output is shown only when the check fails.
+# CMD's output is shown only when the check fails; so is the text a grep
+# searched when it was given on standard input (`check D grep -q P <<<"$out"`),
+# else the failure of a grep -q would say nothing of why.
 # A compound condition must be one command: `check D A && B` would run B
 # outside check; write `check D eval 'A && B'` or use exited_with.
 check() {
-	local _ck_what=$1 _ck_want=0 _ck_out _ck_rc; shift
+	local _ck_what=$1 _ck_want=0 _ck_out _ck_rc _ck_in=; shift
 	if [ "$1" = '!' ]; then _ck_want=1; shift; fi
-	_ck_out=$("$@" 2>&1); _ck_rc=$?
+	# a here-string is ready to read at once (read -t 0); a terminal or an
+	# idle pipe is never read
+	if [ "$1" = grep ] && [ ! -t 0 ] && read -r -t 0; then
+		_ck_in=$(cat; echo x); _ck_in=${_ck_in%x}
+		_ck_out=$("$@" 2>&1 <<<"${_ck_in%$'\n'}"); _ck_rc=$?
+	else
+		_ck_out=$("$@" 2>&1); _ck_rc=$?
+	fi
 	if [ $_ck_rc != 0 ]; then _ck_rc=1; fi
-	if [ $_ck_rc = $_ck_want ]; then ok "$_ck_what"; else fail "$_ck_what"; [ -n "$_ck_out" ] && diag "$_ck_out"; fi
+	if [ $_ck_rc = $_ck_want ]; then ok "$_ck_what"; return 0; fi
+	fail "$_ck_what"
+	[ -n "$_ck_out" ] && diag "$_ck_out"
+	[ -n "$_ck_in" ] && diag "searched:" "$(head -n 12 <<<"$_ck_in" | cut -c1-400)"
 	return 0
 }
 

@@ -224,13 +224,13 @@ more" ]
 	rm -f "$SCRATCH/chan/go2-$who"
 	run --template base -- /bin/sh -c 'P=$BROWSERCAGE_PROFILE; echo a >$P/a; echo written;
 		i=0; while [ ! -e '"$SCRATCH/chan/go2-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done;
-		test ! -e $P/b && test "$(cat $P/a)" = a && echo A-ok' >"$SCRATCH/forkA" 2>&1 &
+		test ! -e $P/b && test "$(cat $P/a)" = a && echo A-ok' >"$SCRATCH/forkA-$who" 2>&1 &
 	fa=$!
-	wait_for grep -q written "$SCRATCH/forkA"
+	wait_for grep -q written "$SCRATCH/forkA-$who"
 	outb=$(run --template base -- /bin/sh -c 'P=$BROWSERCAGE_PROFILE; test ! -e $P/a && echo b >$P/b && echo B-ok' 2>&1)
 	touch "$SCRATCH/chan/go2-$who"; wait "$fa"
 	check "$who: two forks of one template do not see each other's writes" \
-		eval '[ "$outb" = B-ok ] && grep -q A-ok "$SCRATCH/forkA"'
+		eval '[ "$outb" = B-ok ] && grep -q A-ok "$SCRATCH/forkA-$who"'
 	check "$who: ...and the template is still unchanged" [ "$(tree_sum "$T")" = "$sum0" ]
 
 	# A fork's downloads: with fork_downloads = record (the default), a
@@ -323,9 +323,9 @@ bounded" ]
 	# labels; its lock dies with it.
 	if [ "$who" = root ]; then cuid=0; else cuid=$TEST_UID; fi
 	rm -f "$SCRATCH/chan/tgo-$who"
-	run --profile tl1 --task dup -- /bin/sh -c 'echo up; i=0; while [ ! -e '"$SCRATCH/chan/tgo-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' >"$SCRATCH/dup1" 2>&1 &
+	run --profile tl1 --task dup -- /bin/sh -c 'echo up; i=0; while [ ! -e '"$SCRATCH/chan/tgo-$who"' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' >"$SCRATCH/dup1-$who" 2>&1 &
 	d1=$!
-	wait_for grep -q up "$SCRATCH/dup1"
+	wait_for grep -qx up "$SCRATCH/dup1-$who"
 	out=$(run --profile tl2 --task dup -- /bin/sh -c 'echo STARTED' 2>&1)
 	check "$who: a second sandbox of a live task (another label) is refused, naming the live session" \
 		grep -q "task dup is already running under profile root $R (session [0-9a-f]\{32\}, pid [1-9][0-9]*, label tl1, since " <<<"$out"
