@@ -28,9 +28,11 @@ ok 1 - fine
 ok 2 - also fine
 # reading policy bad.ini
 not ok 3 - the parser refuses a NUL
+FAIL: tests/unit/test-a 3 - the parser refuses a NUL
 # got: accepted
 # want: refused
 ok 4 - fine again
+PASS: tests/unit/test-a 4 - fine again
 1..4
 EOF
 printf 'dns\tFAIL\t61\t4242\tfuzz-out/dns-crash-0a1b\tSUMMARY: AddressSanitizer: heap-buffer-overflow netfilter/dns.c:88 in dns_name\npolicy\tok\t60\t9000\t\t\ncdp\tFAIL\t3\t0\t\tdoes not build: fuzz-cdp.c:9: undefined reference to cdp_x\n' >"$T/fuzz-out/verdicts"
@@ -60,6 +62,7 @@ check "the failing case is shown with the diagnostics around it" \
 	eval 'grep -A3 -- "-- make check: tests/unit/test-a" <<<"$out" | tr "\n" "|" |
 		grep -q "# reading policy bad.ini|not ok 3 - the parser refuses a NUL|# got: accepted"'
 check "the next passing case is not shown" eval '! grep -q "ok 4 - fine again" <<<"$out"'
+check "nor the driver's result lines" eval '! grep -q "^FAIL: tests/unit/test-a 3" <<<"$out"'
 check "a failing test without a log is named" grep -q -- '-- make check: tests/blackbox/gone.sh (no log found)' <<<"$out"
 check "the failing test's log is kept in ci-logs/check" cmp "$T/tests/unit/test-a.log" "$T/ci-logs/check/tests/unit/test-a.log"
 check "the fuzz finding: its sanitizer summary and reproducer" \
@@ -75,16 +78,17 @@ check "the report stays within 100 lines ($(wc -l <<<"$out"))" test "$(wc -l <<<
 # A failing distcheck test is found in the distcheck tree, not in the checkout.
 printf 'distcheck\t2\t900\n' >"$T/ci-logs/stages.2"
 cat >"$T/ci-logs/distcheck.out" <<'EOF'
-FAIL: tests/unit/test-b 1 - a fixture the tarball lacks
+FAIL: tests/unit/b.sh 1 - a fixture the tarball lacks
 # PASS:  5
 # FAIL:  1
 EOF
+# (a shell test's log is named without its .sh, as automake names it)
 printf 'not ok 1 - a fixture the tarball lacks\n# tests/fixtures/x.ini: No such file or directory\n1..1\n' \
-	>"$T/browsercage-0.1.0/_build/sub/tests/unit/test-b.log"
+	>"$T/browsercage-0.1.0/_build/sub/tests/unit/b.log"
 mv "$T/ci-logs/stages.2" "$T/ci-logs/stages"
 out=$("$REPORT" "$T" 2>&1)
 check "a distcheck test is found in its build tree" \
-	grep -q -- '-- distcheck: tests/unit/test-b (ci-logs/distcheck/tests/unit/test-b.log)' <<<"$out"
+	grep -q -- '-- distcheck: tests/unit/b.sh (ci-logs/distcheck/tests/unit/b.log)' <<<"$out"
 check "with the reason its log gave" grep -q '# tests/fixtures/x.ini: No such file or directory' <<<"$out"
 check "distcheck's counts" eval 'test "$(tail -n 1 <<<"$out")" = "5 passed, 1 failed"'
 

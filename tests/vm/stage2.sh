@@ -10,6 +10,11 @@
 #   BCVM-BEGIN NAME           a script starts; its output follows
 #   BCVM-END NAME STATUS      it ended with STATUS
 #   BCVM-EXIT STATUS          all done (0: every script passed)
+# Every script must end by BCVM_DEADLINE seconds of the VM's uptime, 30 s
+# before tests/vm/run stops qemu. One that would not is stopped there, and
+# first its processes are shown (`# hang:` lines, which the report passes
+# on): what each waits in, the kernel stack of those that are stuck, and
+# the throttling of every cgroup below the root.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
 . /run/bcvm/job.env
 if [ -n "${BCVM_SYSTEMD:-}" ]; then
@@ -44,12 +49,34 @@ echo "BCVM-INFO subtree_control $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 echo "BCVM-INFO v1 hierarchies $(awk '$3 == "cgroup"' /proc/mounts | wc -l)"
 echo "BCVM-INFO cgroup.kill $([ -e $probe/cgroup.kill ] && echo yes || echo no)"
 [ -n "${BCVM_SYSTEMD:-}" ] || rmdir /sys/fs/cgroup/bcvm-probe
+# hang_report: what every process is doing, as `# hang:` lines
+hang_report() {
+	echo "# hang: $(cut -d ' ' -f 1 /proc/uptime)s of uptime; the processes (pid ppid state seconds wchan command):"
+	ps -eo pid=,ppid=,stat=,etimes=,wchan:24=,args= | grep -v -e ' \[.*\]$' -e ' ps -eo ' | cut -c1-160 | sed 's/^/# hang: /'
+	local p
+	for p in $(ps -eo pid=,stat= | awk '$2 ~ /^[DR]/ { print $1 }'); do
+		[ "$p" != $$ ] && [ -r /proc/$p/stack ] || continue
+		echo "# hang: kernel stack of $p ($(cat /proc/$p/comm 2>/dev/null)): $(cut -d ' ' -f 2 /proc/$p/stack 2>/dev/null | head -n 8 | tr '\n' ' ')"
+	done
+	find /sys/fs/cgroup -mindepth 1 -name cpu.stat 2>/dev/null | while read -r f; do
+		echo "# hang: ${f%/cpu.stat}: $(grep -E '^(usage_usec|nr_throttled|throttled_usec)' "$f" | tr '\n' ' ') cpu.max $(cat "${f%/cpu.stat}/cpu.max" 2>/dev/null) procs $(wc -l <"${f%/cpu.stat}/cgroup.procs" 2>/dev/null)"
+	done
+}
 status=0
 for t in $BCVM_TESTS; do
 	echo "BCVM-BEGIN $t $(date +%s)"
+	left=$((BCVM_DEADLINE - $(cut -d . -f 1 /proc/uptime)))
+	if [ "$left" -lt 20 ]; then
+		echo "BCVM-END $t 124 $(date +%s) no time left"
+		status=1
+		continue
+	fi
+	( sleep $((left - 10)) && hang_report ) &
+	watchdog=$!
 	( cd /tmp && export CI LIMITS_ONLY_ROOT=1 LIMITS_NO_CHROMIUM=1 LIMITS_CONCURRENT=10 top_srcdir="$BCVM_SRCDIR" top_builddir="$BCVM_BUILDDIR" &&
-		timeout "$BCVM_SCRIPT_TIMEOUT" bash "$BCVM_SRCDIR/$t" ) </dev/null 2>&1
+		timeout -k 5 "$left" bash "$BCVM_SRCDIR/$t" ) </dev/null 2>&1
 	rc=$?
+	kill "$watchdog" 2>/dev/null
 	echo "BCVM-END $t $rc $(date +%s)"
 	[ $rc = 0 ] || status=1
 done
