@@ -58,7 +58,7 @@ hang_report() {
 		[ "$p" != $$ ] && [ -r /proc/$p/stack ] || continue
 		echo "# hang: kernel stack of $p ($(cat /proc/$p/comm 2>/dev/null)): $(cut -d ' ' -f 2 /proc/$p/stack 2>/dev/null | head -n 8 | tr '\n' ' ')"
 	done
-	find /sys/fs/cgroup -mindepth 1 -name cpu.stat 2>/dev/null | while read -r f; do
+	find /sys/fs/cgroup -mindepth 2 -name cpu.stat 2>/dev/null | while read -r f; do
 		echo "# hang: ${f%/cpu.stat}: $(grep -E '^(usage_usec|nr_throttled|throttled_usec)' "$f" | tr '\n' ' ') cpu.max $(cat "${f%/cpu.stat}/cpu.max" 2>/dev/null) procs $(wc -l <"${f%/cpu.stat}/cgroup.procs" 2>/dev/null)"
 	done
 }
