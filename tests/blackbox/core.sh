@@ -113,10 +113,10 @@ for who in root "$TEST_USER"; do
 	marker=bc-marker-$$-$RANDOM
 	as_exec "$who" "$BC" run --policy "$POL" -- /bin/bash -c "exec -a $marker sleep 100" >/dev/null 2>&1 &
 	lpid=$!
-	for _ in $(seq 50); do pgrep -f "^$marker" >/dev/null && break; sleep 0.1; done
+	for _ in $(seq 300); do pgrep -f "^$marker" >/dev/null && break; sleep 0.1; done
 	check "$who: the sandboxed command started" pgrep -f "^$marker"
 	kill -9 "$lpid"; wait "$lpid" 2>/dev/null
-	for _ in $(seq 50); do pgrep -f "^$marker" >/dev/null || break; sleep 0.1; done
+	for _ in $(seq 300); do pgrep -f "^$marker" >/dev/null || break; sleep 0.1; done
 	check "$who: SIGKILL of the launcher leaves no sandbox process" ! pgrep -f "^$marker"
 done
 

@@ -74,7 +74,8 @@ dpath=$("$BC" doctor --policy "$PASTA" | sed -n 's/^ok  *pasta  *\(\/[^:]*\): .*
 "$BC" run --policy "$PASTA" -- /bin/sleep 3 >/dev/null 2>&1 &
 bgpid=$!
 rpath=
-for _ in $(seq 1 50); do
+for _ in $(seq 1 300); do   # bounded: 30 s, or until the run ends
+	kill -0 $bgpid 2>/dev/null || break
 	p=$(pgrep -P $bgpid -f '^pasta ' | head -n1)
 	[ -n "$p" ] && rpath=$(readlink "/proc/$p/exe") && [ -n "$rpath" ] && break
 	sleep 0.1

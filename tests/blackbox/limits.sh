@@ -189,7 +189,7 @@ print(" ".join(s["session"] for s in json.load(sys.stdin) if s.get("task") == sy
 		wait_ready "$A"
 		s=$(session_of "$A")
 		kill -9 "$lpid"; wait "$lpid" 2>/dev/null
-		for _ in $(seq 50); do no_record "$s" && no_cgroup "$s" && break; sleep 0.1; done
+		for _ in $(seq 300); do no_record "$s" && no_cgroup "$s" && break; sleep 0.1; done
 		check "$who: after SIGKILL of the launcher its cleaner removes its record and cgroup (${s:-no session})" \
 			cond '[ -n "$s" ] && no_record "$s" && no_cgroup "$s"'
 		if [ $how = gc ]; then
@@ -197,7 +197,7 @@ print(" ".join(s["session"] for s in json.load(sys.stdin) if s.get("task") == sy
 		else
 			as "$who" "$BC" run "${CGP[@]}" --policy "$POL" -- /bin/true
 		fi
-		for _ in $(seq 50); do no_proc "$m" && break; sleep 0.1; done
+		for _ in $(seq 300); do no_proc "$m" && break; sleep 0.1; done
 		check "$who: after $how: no process, no runtime record, no cgroup bc-$s" \
 			cond 'no_proc "$m" && no_record "$s" && no_cgroup "$s"'
 	done

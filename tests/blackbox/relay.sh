@@ -242,7 +242,7 @@ print(c)' "$SCRATCH/logs/names.log")"
 	bcrun "$who" "$SCRATCH/names.ini" /bin/sleep 8 >/dev/null 2>&1 &
 	bg=$!
 	rp=
-	for _ in $(seq 1 50); do rp=$(for q in $(ours_left); do [ "$(cat /proc/$q/comm 2>/dev/null)" = bc-relay ] && echo $q; done | head -1); [ -n "$rp" ] && break; sleep 0.1; done
+	for _ in $(seq 1 80); do rp=$(for q in $(ours_left); do [ "$(cat /proc/$q/comm 2>/dev/null)" = bc-relay ] && echo $q; done | head -1); [ -n "$rp" ] && break; sleep 0.1; done
 	st=$(cat /proc/$rp/status 2>/dev/null)
 	check "$who: the relay runs unprivileged: CapEff only CAP_NET_ADMIN, no bounding set beyond it" \
 		bash -c 'grep -q "^CapEff:.0000000000001000$" <<<"$1" && grep -q "^CapBnd:.0000000000001000$" <<<"$1"' _ "$st"

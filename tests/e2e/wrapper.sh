@@ -137,8 +137,10 @@ for who in root "$TEST_USER"; do
 print(s.getsockname()[1], flush=True); time.sleep(170)' >"$SCRATCH/busy" &
 	busy_pid=$!
 	on_exit "kill $busy_pid 2>/dev/null"
-	for i in $(seq 50); do [ -s "$SCRATCH/busy" ] && break; sleep 0.1; done
+	# (bounded, 30 s: under load python starts slowly)
+	for i in $(seq 300); do [ -s "$SCRATCH/busy" ] && break; sleep 0.1; done
 	busy=$(cat "$SCRATCH/busy")
+	check "$who: (a host port is taken: ${busy:-none})" grep -qx '[1-9][0-9]*' <<<"$busy"
 	out=$(client pp-basic "$URL/page.html" "$busy")
 	ws=$(json wsEndpoint <<<"$out")
 	check "$who: Puppeteer with a fixed port taken on the host: still works" [ "$(json title <<<"$out")" = bc-page ]
