@@ -27,6 +27,7 @@
 #include "nflog.h"
 
 #define COPY_RANGE 128          /* IPv6 + extension headers + TCP header */
+#define RCVBUF (4 << 20)        /* bc_nflog_grow: some 4000 messages */
 #define DRAIN_MAX 64            /* datagrams per call: the poll loop stays responsive */
 #define PINS_READ_MAX 256       /* pin messages per call */
 #define CONNS_READ_MAX 256      /* relay messages per call */
@@ -127,6 +128,13 @@ int bc_nflog_open(struct bc_error *err)
 		return bc_error_errno(err, errno, "make the NFLOG socket non-blocking");
 	}
 	return dup_fd;
+}
+
+void bc_nflog_grow(int fd)
+{
+	int size = RCVBUF;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
 }
 
 int bc_nflog_packet_parse(const uint8_t *pkt, size_t len, struct bc_nflog_event *ev)

@@ -40,6 +40,13 @@ struct bc_nflog_event {
  * close-on-exec. Returns the fd or -errno with err set. */
 int bc_nflog_open(struct bc_error *err);
 
+/* Make the receive queue of the NFLOG socket fd room for a flood of a few
+ * thousand logged packets (each message takes about 1 KiB of it): past
+ * the kernel's rmem_max only with CAP_NET_ADMIN on the host (a root
+ * supervisor), else up to rmem_max. What still overflows it is lost and
+ * counted as "overruns". */
+void bc_nflog_grow(int fd);
+
 /* Parse the start of a logged packet (pkt, len: NFULA_PAYLOAD, an IPv4 or
  * IPv6 header and what follows) into ev (rule left as it is). Pure.
  * Returns 0, or -EINVAL when the headers are cut short or malformed. */

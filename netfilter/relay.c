@@ -15,7 +15,11 @@
  *   written (half-close), idle connections dropped after IDLE_MS; at most
  *   MAX_CONNS at once (more are reset and audited). On close, audit
  *   "egress_relay_closed" with the byte counts, and the connection's
- *   buffer pages go back to the kernel. */
+ *   buffer pages go back to the kernel.
+ *
+ * SIGTERM (the supervisor's teardown): the connections the kernel already
+ * completed but the loop has not taken yet (the sandbox saw them connect,
+ * and may have ended since) are taken and audited, then the relay ends. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -68,6 +72,7 @@
 #define BUF_SIZE    (12 * 1024)     /* per direction and connection: at most
 				       MAX_CONNS * 2 * BUF_SIZE = 3 MiB resident */
 #define CONNECT_MS  10000
+#define LISTEN_BACKLOG 128
 #define IDLE_MS     (5 * 60 * 1000)
 #define AUDIT_RATE  50              /* connection records per second, burst AUDIT_BURST */
 #define AUDIT_BURST 200
@@ -318,7 +323,7 @@ int bc_relay_listen(struct bc_error *err)
 	if (fd < 0)
 		return bc_error_errno(err, errno, "relay: socket");
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(fd, (struct sockaddr *)&sin, sizeof sin) < 0 || listen(fd, 128) < 0)
+	    bind(fd, (struct sockaddr *)&sin, sizeof sin) < 0 || listen(fd, LISTEN_BACKLOG) < 0)
 		return bc_error_errno(err, errno, "relay: listen on 127.0.0.1:%d in the sandbox",
 				      BC_RELAY_PORT);
 	return TAKE_FD(fd);
@@ -648,17 +653,18 @@ static void conn_event(struct relay *rl, struct rconn *c)
 	conn_watch(rl, c);
 }
 
-static void accept_one(struct relay *rl)
+/* Take one connection from the listener; false when none was waiting. */
+static bool accept_one(struct relay *rl)
 {
 	int fd = accept4(rl->listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
-		return;
+		return false;
 	struct sockaddr_in orig;
 	socklen_t olen = sizeof orig;
 	if (getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &orig, &olen) < 0 || orig.sin_family != AF_INET) {
 		audit_conn(rl, "egress_refused", NULL, 0, "relay-no-destination", NULL, NULL);
 		close_reset(fd);
-		return;
+		return true;
 	}
 	char dst[INET_ADDRSTRLEN];
 	uint16_t port = ntohs(orig.sin_port);
@@ -668,7 +674,7 @@ static void accept_one(struct relay *rl)
 	if (v != BC_RELAY_ALLOW) {
 		audit_conn(rl, "egress_refused", dst, port, bc_relay_verdict_name(v), NULL, NULL);
 		close_reset(fd);
-		return;
+		return true;
 	}
 	struct rconn *c = NULL;
 	for (size_t i = 0; i < MAX_CONNS && !c; i++)
@@ -677,7 +683,7 @@ static void accept_one(struct relay *rl)
 	if (!c) {
 		audit_conn(rl, "egress_refused", dst, port, "relay-limit", NULL, NULL);
 		close_reset(fd);
-		return;
+		return true;
 	}
 	int up = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (up < 0 || (connect(up, (struct sockaddr *)&orig, sizeof orig) < 0 && errno != EINPROGRESS)) {
@@ -685,7 +691,7 @@ static void accept_one(struct relay *rl)
 		if (up >= 0)
 			close(up);
 		close_reset(fd);
-		return;
+		return true;
 	}
 	uint8_t *b0 = c->buf[0], *b1 = c->buf[1];
 	*c = (struct rconn){ .fd = { fd, up }, .connecting = true, .deadline = now_ms() + CONNECT_MS,
@@ -697,22 +703,47 @@ static void accept_one(struct relay *rl)
 	rl->n_open++;
 	if (epoll_ctl(rl->ep, EPOLL_CTL_ADD, fd, &e0) < 0 || epoll_ctl(rl->ep, EPOLL_CTL_ADD, up, &e1) < 0) {
 		conn_close(rl, c, "epoll", true);
-		return;
+		return true;
 	}
 	audit_conn(rl, "egress_relayed", dst, port, "allowed", NULL, NULL);
 	conn_tell(rl, &orig.sin_addr, port);
+	return true;
+}
+
+static volatile sig_atomic_t relay_stopping;
+
+static void relay_on_term(int sig)
+{
+	(void)sig;
+	relay_stopping = 1;
+}
+
+/* SIGTERM: what waits in the listener's queue (its backlog at most), the
+ * count of any dropped messages, and the end. */
+static int relay_drain(struct relay *rl)
+{
+	for (int i = 0; i < LISTEN_BACKLOG && accept_one(rl); i++)
+		;
+	if (rl->conn_dropped)
+		conn_tell(rl, NULL, 0);
+	return 0;
 }
 
 static int relay_run(struct relay *rl)
 {
 	struct epoll_event ev[32];
 	struct epoll_event le = { .events = EPOLLIN, .data.u64 = UINT64_MAX };
+	sigset_t none;
+	sigemptyset(&none);
 	if (epoll_ctl(rl->ep, EPOLL_CTL_ADD, rl->listen, &le) < 0)
 		return -errno;
 	for (;;) {
-		int n = epoll_wait(rl->ep, ev, (int)ARRAY_SIZE(ev), 1000);
+		/* SIGTERM is blocked but here: it interrupts only the wait */
+		int n = epoll_pwait(rl->ep, ev, (int)ARRAY_SIZE(ev), 1000, &none);
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (relay_stopping)
+			return relay_drain(rl);
 		for (int k = 0; k < n; k++) {
 			if (ev[k].data.u64 == UINT64_MAX) {
 				accept_one(rl);
@@ -787,7 +818,10 @@ static int child_setup(struct relay *rl, pid_t parent, struct bc_error *err)
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
+	struct sigaction term = { .sa_handler = relay_on_term };   /* no SA_RESTART */
+	sigaction(SIGTERM, &term, NULL);
 	sigemptyset(&none);
+	sigaddset(&none, SIGTERM);   /* delivered only in relay_run's wait */
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_NAME, "bc-relay");
 	/* in the order of enum bc_relay_fd, which its seccomp program names */

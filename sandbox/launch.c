@@ -1433,8 +1433,10 @@ static int supervise_network(struct supervisor *s, struct bc_error *err)
 			close(conns[0]);
 	}
 	if (r >= 0) {
-		if (n > base)
+		if (n > base) {
 			s->nflog_fd = TAKE_FD(fds[base]);
+			bc_nflog_grow(s->nflog_fd);   /* the child could not: only the host's root may */
+		}
 		if ((r = bc_dnsfilter_give(TAKE_FD(give_fd), fds[0], fds[1], fds[2])) < 0)
 			bc_error_errno(err, -r, "DNS filter: hand it the sandbox's sockets");
 	}
@@ -1645,6 +1647,20 @@ static void gc_stale_cgroup(const char *session, void *parent)
 	struct bc_error ignored = {0};
 	snprintf(name, sizeof name, "bc-%s", session);
 	bc_cgroup_gc_name(parent, name, &ignored);
+}
+
+/* The relay ends on SIGTERM once it has taken and audited the connections
+ * the sandbox made that it had not taken yet (relay.c); it gets a second
+ * for that, then SIGKILL. Without a pidfd: SIGKILL at once. */
+static void relay_stop(pid_t pid)
+{
+	_cleanup_close_ int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (fd >= 0 && kill(pid, SIGTERM) == 0)
+		(void)poll(&p, 1, 1000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 
 /* What a SIGKILL of this process would leave on the host (the sandbox's
@@ -1877,10 +1893,8 @@ out:
 	bc_uplink_stop(&s.uplink);   /* pasta's exit runs beside what follows */
 	if (s.child > 0)
 		audit_limits(&s);
-	if (s.relay_pid > 0) {
-		kill(s.relay_pid, SIGKILL);
-		waitpid(s.relay_pid, NULL, 0);
-	}
+	if (s.relay_pid > 0)
+		relay_stop(s.relay_pid);
 	if (s.dns_pid > 0) {
 		kill(s.dns_pid, SIGKILL);
 		waitpid(s.dns_pid, NULL, 0);
