@@ -514,6 +514,56 @@ static void check_seccomp(struct bc_doctor *d, const struct bc_policy *p)
 	    mode == 2 ? "; this process already runs under a filter (a container's)" : "");
 }
 
+/* In a child that loaded the sandbox's filter: each ABI in the mask
+ * (those the kernel executes) must die of the filter's SIGSYS. */
+static int abi_filtered_fn(void *arg, struct bc_error *err)
+{
+	unsigned mask = *(unsigned *)arg;
+	int r = seccomp_fn(NULL, err);
+	for (enum bc_abi a = 0; r >= 0 && a < BC_ABI_N; a++) {
+		char how[48] = "";
+		if (!(mask & 1u << a))
+			continue;
+		r = bc_abi_try(a, how, sizeof how);
+		if (r < 0)
+			return bc_error_errno(err, -r, "fork");
+		if (r > 0 || strcmp(how, "killed by SIGSYS") != 0)
+			r = bc_error_set(err, EPERM, "the kernel executes %s system calls and under the "
+					 "sandbox's filter one %s", bc_abi_name(a), how);
+	}
+	return r;
+}
+
+/* Which foreign ABIs the kernel executes: what the filter's arch list has
+ * to cover (and does, tried). */
+static void check_abi(struct bc_doctor *d)
+{
+	char list[160] = "", how[48];
+	unsigned mask = 0;
+	size_t n = 0;
+	for (enum bc_abi a = 0; a < BC_ABI_N; a++) {
+		int r = bc_abi_try(a, how, sizeof how);
+		if (r > 0)
+			mask |= 1u << a;
+		n += (size_t)snprintf(list + n, sizeof list - n, "%s%s %s", n ? ", " : "", bc_abi_name(a),
+				      r < 0 ? "untried" : how);
+		if (n >= sizeof list)
+			break;
+	}
+	if (!mask) {
+		add(d, "abi", BC_CHECK_OK, "the kernel executes no foreign system-call ABI (%s)", list);
+		return;
+	}
+	struct bc_error err = {0};
+	if (in_child(0, abi_filtered_fn, &mask, &err) < 0) {
+		struct bc_check *c = add(d, "abi", BC_CHECK_FAIL, "%s (%s)", err.msg, list);
+		fix(c, "report this: the filter's bad-arch action must kill every foreign ABI");
+		return;
+	}
+	add(d, "abi", BC_CHECK_OK, "the kernel executes a foreign ABI (%s); the sandbox's filter kills "
+	    "each it executes (SIGSYS)", list);
+}
+
 static void check_landlock(struct bc_doctor *d)
 {
 	int abi = -1, e = ENOSYS;
@@ -829,6 +879,7 @@ size_t bc_doctor_run(struct bc_doctor *d, const struct bc_policy *p)
 	bool userns_ok = check_userns(d);
 	check_proc(d, userns_ok);
 	check_seccomp(d, p);
+	check_abi(d);
 	check_landlock(d);
 	check_nft(d, p, userns_ok);
 	check_cgroup(d, p);

@@ -47,6 +47,10 @@
 #include <linux/seccomp.h>
 #include <linux/filter.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "seccomp.h"
 
@@ -289,4 +293,60 @@ int bc_seccomp_load(scmp_filter_ctx ctx, struct bc_error *err)
 	r = bc_seccomp_load_prog(&prog, err);
 	bc_seccomp_prog_free(&prog);
 	return r;
+}
+
+/* ---- foreign ABIs --------------------------------------------------------- */
+
+const char *bc_abi_name(enum bc_abi abi)
+{
+	return abi == BC_ABI_I386 ? "i386" : abi == BC_ABI_X32 ? "x32" : "?";
+}
+
+#define ABI_RAN 10      /* the child's exit codes; 100 + errno: it returned one */
+#define ABI_ERRNO 100
+
+/* getpid through abi; only ever called in a child that may die of it. */
+static long abi_getpid(enum bc_abi abi)
+{
+#if defined(__x86_64__)
+	long r = -ENOSYS;
+	if (abi == BC_ABI_I386)
+		__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory", "r8", "r9", "r10", "r11");
+	else if (abi == BC_ABI_X32)
+		__asm__ volatile("syscall" : "=a"(r) : "a"(0x40000000L | SYS_getpid) : "memory", "rcx", "r11");
+	return r;
+#else
+	(void)abi;
+	return -ENOSYS;
+#endif
+}
+
+int bc_abi_try(enum bc_abi abi, char *how, size_t len)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		/* The kernel's own answer, not a handler's (sanitizers catch
+		 * SIGSEGV and exit 1). */
+		static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGSYS };
+		for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+			signal(sigs[i], SIG_DFL);
+		long r = abi_getpid(abi);
+		_exit(r == getpid() ? ABI_RAN : r < 0 && r > -(255 - ABI_ERRNO) ? ABI_ERRNO - (int)r : 1);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFSIGNALED(st))
+		snprintf(how, len, "killed by SIG%s", sigabbrev_np(WTERMSIG(st)) ?: "?");
+	else if (WEXITSTATUS(st) == ABI_RAN)
+		snprintf(how, len, "ran");
+	else if (WEXITSTATUS(st) > ABI_ERRNO)
+		snprintf(how, len, "returned %s", strerrorname_np(WEXITSTATUS(st) - ABI_ERRNO) ?: "an error");
+	else
+		snprintf(how, len, "exited %d", WEXITSTATUS(st));
+	return WIFEXITED(st) && WEXITSTATUS(st) == ABI_RAN;
 }

@@ -60,6 +60,19 @@ int bc_seccomp_build_relay(scmp_filter_ctx *out, struct bc_error *err);
 extern const struct sock_fprog bc_seccomp_dnsfilter, bc_seccomp_relay;
 void bc_seccomp_prog_free(struct bc_seccomp_prog *prog);
 
+/* The foreign system-call ABIs of this architecture (x86_64: i386 through
+ * int $0x80, x32 through the 0x40000000 bit), and what the kernel does with
+ * a getpid entered through one, tried in a forked child outside any filter
+ * loaded since (a container's filter, if any, still applies): whether it
+ * runs is what the filter's bad-arch action has to cover. Kernels without
+ * IA32 emulation fault int $0x80 (SIGSEGV); without x32, ENOSYS.
+ * bc_abi_try returns 1 if the call ran, 0 if the kernel (or a filter)
+ * refused it, with how it ended in how ("ran", "returned ENOSYS", "killed
+ * by SIGSEGV"), or -errno if no child could be run. */
+enum bc_abi { BC_ABI_I386, BC_ABI_X32, BC_ABI_N };
+const char *bc_abi_name(enum bc_abi abi);
+int bc_abi_try(enum bc_abi abi, char *how, size_t len);
+
 /* Free a context built by bc_seccomp_build; for _cleanup_(bc_seccomp_freep). */
 static inline void bc_seccomp_freep(scmp_filter_ctx *ctx)
 {

@@ -75,6 +75,84 @@ in_id_range() { [ "$1" -gt "$ROOT_OWNER" ] && [ "$1" -lt $((ROOT_OWNER + IDS_COU
 
 need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root (run make check as root)"; }
 
+# ---- what the kernel offers ---------------------------------------------------
+# A test says once what it found of each kernel feature it depends on, in a
+# "# kernel: FEATURE: WHAT" line (kernel_diag), and checks what is right
+# for that kernel. A feature browsercage cannot run without is a need:
+# need_kernel states it and, where it is missing, fails and bails out.
+
+_kernel_said=" "
+# kernel_diag FEATURE WHAT...: "# kernel: FEATURE: WHAT", once per FEATURE.
+kernel_diag() {
+	case $_kernel_said in *" $1 "*) return 0 ;; esac
+	_kernel_said="$_kernel_said$1 "
+	diag "kernel: $1: ${*:2}"
+}
+
+# sysctl_val NAME: /proc/sys/NAME (dots or slashes), or "absent".
+sysctl_val() { cat "/proc/sys/${1//.//}" 2>/dev/null || echo absent; }
+
+# _kernel_try CMD...: "works", or "fails: " and CMD's last line of error.
+_kernel_try() {
+	local e
+	e=$("$@" 2>&1 >/dev/null) && { echo works; return 0; }
+	echo "fails: $(tail -n 1 <<<"${e:-exit status $?}")"
+	return 1
+}
+
+# The probes of the features browsercage needs (root): each prints what it
+# found and returns 0 when the feature is there. An unprivileged user must
+# be able to make a user namespace as well (every launcher test runs one).
+# (Ubuntu's kernel.apparmor_restrict_unprivileged_userns = 1 refuses the
+# unprivileged one to unshare; the launcher's own AppArmor profile,
+# installed by `make install`, allows it to the launcher: apparmor.sh.)
+_kneed_userns() {
+	local r u aa
+	r=$(_kernel_try unshare -U true); u=$(_kernel_try setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true)
+	aa=$(sysctl_val kernel.apparmor_restrict_unprivileged_userns)
+	echo "unshare -U as root $r, as nobody $u; user.max_user_namespaces $(sysctl_val user.max_user_namespaces)," \
+		"kernel.unprivileged_userns_clone $(sysctl_val kernel.unprivileged_userns_clone)," \
+		"kernel.apparmor_restrict_unprivileged_userns $aa"
+	[ "$r" = works ] && { [ "$u" = works ] || [ "$aa" = 1 ]; }
+}
+_kneed_seccomp() {
+	local a
+	a=$(sysctl_val kernel.seccomp.actions_avail)
+	echo "actions_avail $a"
+	[[ " $a " = *" kill_process "* && " $a " = *" errno "* ]]
+}
+_kneed_nf_tables() {
+	local r
+	command -v nft >/dev/null || { echo "not tried: nft (Debian package nftables) missing"; return 0; }
+	r=$(_kernel_try unshare -n nft add table inet bckprobe); echo "a table in a fresh netns: $r"
+	[ "$r" = works ]
+}
+_kneed_veth() {
+	local r
+	r=$(_kernel_try unshare -n ip link add bckp0 type veth peer name bckp1); echo "a pair in a fresh netns: $r"
+	[ "$r" = works ]
+}
+declare -gA _kneed_what=([userns]="user namespaces" [seccomp]="seccomp filters (kill_process, errno)"
+	[nf_tables]=nf_tables [veth]=veth)
+
+# need_kernel FEATURE...: userns, seccomp, nf_tables, veth: browsercage
+# cannot run without it; "# kernel: needs X (found: ...)", once each, and
+# a failure and a bail-out where it is missing.
+need_kernel() {
+	local f found
+	for f in "$@"; do
+		case $_kernel_said in *" $f "*) continue ;; esac
+		_kernel_said="$_kernel_said$f "
+		if found=$(_kneed_$f); then
+			diag "kernel: needs ${_kneed_what[$f]} (found: $found)"
+		else
+			fail "kernel: needs ${_kneed_what[$f]} (found: $found)"
+			echo "Bail out! the kernel lacks ${_kneed_what[$f]}, which browsercage needs"
+			exit 1
+		fi
+	done
+}
+
 # launcher_setup ['TOOL (PACKAGE)']...: root, a built launcher and each
 # TOOL, else skip; then $SCRATCH and $TEST_USER.
 launcher_setup() {
@@ -82,6 +160,7 @@ launcher_setup() {
 	need_root
 	[ -x "$BC" ] || skip_all "launcher not built at $BC"
 	for t in "$@"; do command -v "${t%% *}" >/dev/null || skip_all "$t missing"; done
+	need_kernel userns seccomp
 	make_scratch
 	make_test_user
 }

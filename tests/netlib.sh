@@ -16,9 +16,11 @@
 # gateway I_ADDR (and I_ADDR6) on the same link, H's default routes lead
 # to I and I's back to H (so I answers whatever source H uses). H starts
 # with IPv4 forwarding off (a new netns inherits the host's). Sets H, I,
-# HDEV, IDEV; inH/inI CMD... run CMD in H/I.
+# HDEV, IDEV; inH/inI CMD... run CMD in H/I. (Says first that the tests
+# here need veth and nf_tables: need_kernel.)
 fakenet_make() {
 	local prefix=$1 haddr=$2 iaddr=$3 haddr6=${4:-} iaddr6=${5:-}
+	need_kernel veth nf_tables
 	H=$prefix-h-$$ I=$prefix-i-$$ HDEV=${prefix}h$$ IDEV=${prefix}i$$
 	ip netns add $H || skip_all "cannot create named network namespaces"
 	on_exit "ip netns del $H 2>/dev/null"

@@ -18,12 +18,14 @@ launcher_setup 'mkfs.ext4 (e2fsprogs)' 'losetup (mount)'
 quota_log=$SCRATCH/quota.log
 probe_img=$SCRATCH/probe.img; mkdir -p "$SCRATCH/probe"
 truncate -s 32M "$probe_img"; mkfs.ext4 -q -F -O quota,project "$probe_img" >/dev/null 2>&1
-if mount -o loop,prjquota "$probe_img" "$SCRATCH/probe" 2>/dev/null; then
+if qerr=$(mount -o loop,prjquota "$probe_img" "$SCRATCH/probe" 2>&1); then
 	umount "$SCRATCH/probe"
+	kernel_diag "ext4 project quotas" "an ext4 image mounts with prjquota: disk-quota.sh runs on this host"
 	where=host
 	bash "$top_srcdir/tests/attacks/disk-quota.sh" >"$quota_log" 2>&1
 	rc=$?
 else
+	kernel_diag "ext4 project quotas" "mount -o loop,prjquota refused (${qerr%%$'\n'*}): disk-quota.sh runs in the tests/vm/run VM"
 	where=VM
 	bash "$top_srcdir/tests/vm/run" --timeout 600 tests/attacks/disk-quota.sh >"$quota_log" 2>"$SCRATCH/vm.err"
 	rc=$?

@@ -10,6 +10,13 @@ set -u
 launcher_setup
 offline_policy "limits.pids = 64"
 core=$(cat /proc/sys/kernel/core_pattern)
+# Some knobs exist only with their option (CONFIG_MODULES, CONFIG_UEVENT_HELPER);
+# a knob the host lacks cannot be written inside either, for that reason too.
+knobs=
+for f in /proc/sys/kernel/modprobe /sys/kernel/uevent_helper; do
+	knobs="$knobs${knobs:+, }$f $([ -e "$f" ] && echo present || echo absent)"
+done
+kernel_diag "host knobs" "$knobs; kernel.core_pattern '$core'"
 
 for who in root "$TEST_USER"; do
 	for f in /proc/sysrq-trigger /proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe \

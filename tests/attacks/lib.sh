@@ -6,6 +6,16 @@
 # (write_policy).
 offline_policy() { POL=$SCRATCH/offline.ini; write_policy "$POL" "$@"; }
 
+# landlock_abi: KABI, the kernel's Landlock ABI outside any sandbox (0:
+# none), said once in a "# kernel: Landlock: ..." line.
+landlock_abi() {
+	local st
+	st=$("$PROBE" landlock-status)
+	KABI=$(sed -n 's/.*kernel-abi=\([0-9]*\).*/\1/p' <<<"$st"); KABI=${KABI:-0}
+	if [ "$KABI" -ge 1 ]; then kernel_diag Landlock "ABI $KABI$( [ "$KABI" -ge 6 ] || echo ' (no signal scope: it came with ABI 6)')"
+	else kernel_diag Landlock "absent (landlock_create_ruleset: ${st#*errno=}; lsm= or CONFIG_SECURITY_LANDLOCK)"; fi
+}
+
 # run ARGS...: `browsercage run --policy $POL ARGS` as $who.
 run() { as "$who" "$BC" run --policy "$POL" "$@"; }
 

@@ -22,6 +22,7 @@ set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/attacks/lib.sh"
 
 launcher_setup nft ip setpriv 'chattr (e2fsprogs)'
+need_kernel nf_tables veth
 NL=$'t1\npid=1'
 WRAPPER=$top_builddir/browsercage-chromium
 offline_policy

@@ -10,6 +10,7 @@ set -u
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/attacks/lib.sh"
 
 launcher_setup ip nft
+need_kernel nf_tables veth
 nft -c -f - <<<'table inet bcprobe { }' 2>/dev/null || skip_all "nf_tables not available"
 fwd=$(cat /proc/sys/net/ipv4/ip_forward)
 on_exit "echo $fwd >/proc/sys/net/ipv4/ip_forward"

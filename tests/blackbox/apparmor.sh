@@ -61,6 +61,8 @@ sed -e 's|flags=(unconfined)|flags=(unconfined|' "$compiled" >"$SCRATCH/broken"
 check "a broken copy is refused by the same parser" ! parse "$SCRATCH/broken"
 
 # ---- doctor on this host -----------------------------------------------------
+kernel_diag AppArmor "enabled $(cat /sys/module/apparmor/parameters/enabled 2>/dev/null || echo absent)," \
+	"kernel.apparmor_restrict_unprivileged_userns $(sysctl_val kernel.apparmor_restrict_unprivileged_userns)"
 if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ]; then
 	out=$("$BC" doctor --json --policy "$top_srcdir/profiles/default.ini" 2>/dev/null)
 	check "doctor reports the AppArmor profile" grep -q '"check":"apparmor.profile"' <<<"$out"

@@ -24,8 +24,7 @@ need_root
 for tool in ip nft dig nsenter python3 setpriv; do
 	command -v $tool >/dev/null || skip_all "$tool not installed (dig: Debian dnsutils)"
 done
-unshare -U -n true 2>/dev/null || skip_all "cannot create user and network namespaces"
-nft -c -f - <<<'table inet bcprobe { }' 2>/dev/null || skip_all "nf_tables not available"
+need_kernel userns nf_tables veth seccomp
 
 make_scratch
 make_test_user

@@ -33,8 +33,17 @@ print(next((c["status"] for c in d if c["check"] == sys.argv[2]), "missing"))' "
 out=$("$BC" doctor --policy "$NET" 2>"$SCRATCH/err"); rc=$?
 check "root: doctor passes on this machine" [ $rc = 0 ]
 [ $rc = 0 ] || diag "$out" "$(cat "$SCRATCH/err")"
-for c in userns proc seccomp nftables cgroup; do
+for c in userns proc seccomp abi nftables cgroup; do
 	check "root: '$c' is ok" grep -Eq "^ok +$c " <<<"$out"
+done
+# The foreign ABIs doctor reports are what the kernel does with them
+# (the probe, outside any sandbox, tries the same getpid).
+for abi in i386 x32; do
+	how=$("$PROBE" $abi 2>&1 | tail -n 1)
+	how=${how#$abi }
+	[ "$how" = succeeded ] && how=ran
+	check "root: doctor reports what the kernel does with $abi ($how)" \
+		grep -Eq "^ok +abi .*[(, ]$abi $how[,)]" <<<"$out"
 done
 check "root: every line is ok|warn|fail NAME DETAIL or a fix:" \
 	python3 -c 'import re,sys

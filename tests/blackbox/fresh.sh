@@ -94,6 +94,8 @@ elif [ ! -d /run/systemd/system ]; then
 else
 	NO_DELEGATION=
 fi
+kernel_diag cgroup "memory on $(grep -Eq '^[0-9]+:([^:]*,)?memory(,[^:]*)?:' /proc/self/cgroup && echo v1 || echo v2);" \
+	"delegation to a user: $([ -n "$NO_DELEGATION" ] && echo "none ($NO_DELEGATION)" || echo "systemd's, on v2")"
 CG_ERROR="an unprivileged user cannot have a delegated cgroup on this host \\($NO_DELEGATION\\): set \\[limits\\] required = no, or run as root"
 
 # ---- root ---------------------------------------------------------------------

@@ -8,6 +8,7 @@ set -u
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 
 launcher_setup ip nft pgrep 'pasta (Debian package passt)'
+need_kernel nf_tables veth
 nft -c -f - <<<'table inet bcprobe { }' 2>/dev/null || skip_all "nf_tables not available"
 
 # The veth uplink turns forwarding on when it is off; put it back after.

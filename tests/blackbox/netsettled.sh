@@ -11,6 +11,7 @@ set -u
 . "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib.sh"
 
 launcher_setup ip nft
+need_kernel nf_tables veth
 [ -x /usr/sbin/ip ] || [ -x /usr/bin/ip ] || skip_all "ip (iproute2) not under /usr, where the sandbox sees it"
 nft -c -f - <<<'table inet bcprobe { }' 2>/dev/null || skip_all "nf_tables not available"
 

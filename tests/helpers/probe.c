@@ -120,8 +120,11 @@ static int child_run(int (*fn)(void))
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
-	if (pid == 0)
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);    /* how the kernel ends it, not a handler */
+		signal(SIGSYS, SIG_DFL);
 		_exit(fn());
+	}
 	int st;
 	return waitpid(pid, &st, 0) == pid ? st : -1;
 }
@@ -154,7 +157,10 @@ static int i386_getpid(void)
 	__asm__ volatile("int $0x80" : "=a"(r) : "a"(I386_NR_GETPID) : "memory", "r8", "r9", "r10", "r11");
 	if (r == getpid())
 		return 10;
-	printf("i386 getpid returned %ld (errno=%s)\n", r, r < 0 && r > -4096 ? errname((int)-r) : "-");
+	if (r < 0 && r > -4096)
+		printf("i386 returned %s\n", errname((int)-r));
+	else
+		printf("i386 getpid returned %ld\n", r);
 	fflush(stdout);
 	return 11;
 }
@@ -164,7 +170,7 @@ static int x32_getpid(void)
 	long r = syscall(X32_SYSCALL_BIT | X86_64_NR_GETPID);
 	if (r == getpid())
 		return 10;
-	printf("x32 getpid errno=%s\n", errname(errno));
+	printf("x32 returned %s\n", errname(errno));
 	fflush(stdout);
 	return 11;
 }
@@ -689,7 +695,10 @@ static int i386_socketcall(void)
 	long r;
 	/* socketcall(SYS_SOCKET, NULL): a harmless EFAULT were it let through */
 	__asm__ volatile("int $0x80" : "=a"(r) : "a"(102), "b"(1), "c"(0) : "memory", "r8", "r9", "r10", "r11");
-	printf("i386 socketcall returned %ld\n", r);
+	if (r < 0 && r > -4096)
+		printf("i386 socketcall returned %s\n", errname((int)-r));
+	else
+		printf("i386 socketcall returned %ld\n", r);
 	fflush(stdout);
 	return r == -EFAULT || r >= 0 ? 10 : 11;
 }
