@@ -507,9 +507,9 @@ static _Noreturn void forwarder_main(struct fwd *f)
 	_exit(0);
 }
 
-int bc_devtools_attach(struct bc_devtools *d, pid_t sandbox_pid, int netns_fd, struct bc_error *err)
+int bc_devtools_attach(struct bc_devtools *d, int netns_fd, struct bc_error *err)
 {
-	return bc_ns_open(&d->ns, sandbox_pid, netns_fd, err);
+	return bc_ns_open(&d->ns, netns_fd, err);
 }
 
 int bc_devtools_start(struct bc_devtools *d, int out_fd, struct bc_audit *a, struct bc_error *err)

@@ -57,10 +57,9 @@ int bc_devtools_prepare(struct bc_devtools *d, uint16_t host_port, uint16_t sand
 /* In the sandbox's pid 1, first thing: close what the supervisor keeps. */
 void bc_devtools_close_host_side(struct bc_devtools *d);
 
-/* Before "go", while the sandbox's pid 1 is still dumpable (later an
- * unprivileged supervisor could no longer open its namespaces): keep the
- * user namespace of sandbox_pid and the network namespace netns_fd names. */
-int bc_devtools_attach(struct bc_devtools *d, pid_t sandbox_pid, int netns_fd, struct bc_error *err);
+/* Keep the network namespace netns_fd names and the user namespace that
+ * owns it (bc_ns_open), for the forwarder to connect from inside. */
+int bc_devtools_attach(struct bc_devtools *d, int netns_fd, struct bc_error *err);
 
 /* After the command is ready: fork the forwarder. It relays stderr to
  * out_fd and DevTools connections into the sandbox's netns, writes a

@@ -52,7 +52,11 @@
  * between cgroups (v2's no-internal-processes rule, and systemd's units,
  * forbid what v1 allows). On v1 only our own setup code runs before pid 1
  * sits in its cgroup (the few kernel objects it allocates meanwhile are
- * charged to the launcher's cgroup). Nothing of the command runs before
+ * charged to the launcher's cgroup). With a caller's subordinate range
+ * on v1, pid 1 joins before step 3 instead ("cgroup" right after "ids",
+ * "go" later as on v2): v1 lets the opener of a `tasks` file (the caller)
+ * move only processes of its own uid, and step 3 gives pid 1 an id of the
+ * range (cg_join_first). Nothing of the command runs before
  * "go", which comes only once every cgroup, limit, uplink and the DNS
  * filter is in place. At the end pid 1 reports the command's status once
  * no other process of the sandbox is left, and only then exits: its exit
@@ -798,6 +802,12 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	pid_t net = net_start(p, l->uplink == BC_UPLINK_RELAY, sync_fd, &ns_sock);
 	if (msg_recv(sync_fd, &m, NULL, NULL) != 1 || m.type != BC_MSG_IDS)
 		_exit(BC_EXIT_LAUNCHER);
+	char leaf[64];
+	int cg_out[BC_MSG_MAX_FDS];
+	size_t n_cg_out = 0;
+	snprintf(leaf, sizeof leaf, "bc-%s", l->session_id);
+	if (l->cg_join_first)
+		cgroup_enter(leaf, sync_fd, cg_out, &n_cg_out);
 
 	/* Step 3. Ids first (the death signal is reset by an id change, so it
 	 * is set after). */
@@ -823,11 +833,10 @@ static _Noreturn void init_main(const struct bc_launch *l, struct bc_rootfs *rfs
 	/* Step 2, end: into our cgroup, then "go" (uplink and DNS filter are
 	 * up by then too); then the cgroup namespace, now that we sit in our
 	 * own cgroup, so the sandbox sees that cgroup as its root. */
-	char leaf[64];
-	int cg_out[BC_MSG_MAX_FDS];
-	size_t n_cg_out;
-	snprintf(leaf, sizeof leaf, "bc-%s", l->session_id);
-	cgroup_enter(leaf, sync_fd, cg_out, &n_cg_out);
+	if (l->cg_join_first)
+		cgroup_enter(leaf, sync_fd, NULL, NULL);    /* "go": joined before the ids changed */
+	else
+		cgroup_enter(leaf, sync_fd, cg_out, &n_cg_out);
 	/* a fork's Downloads tmpfs, for the supervisor to read at teardown */
 	if (rfs->fork_downloads_fd >= 0) {
 		int r = msg_send_fds(sync_fd, BC_MSG_DOWNLOADS, 0, NULL, &rfs->fork_downloads_fd, 1);
@@ -1354,7 +1363,7 @@ static int receive_netns(struct supervisor *s, int *rtnl, struct bc_error *err)
 	_cleanup_close_ int netns = bc_socket_netns(*rtnl);
 	if (netns < 0)
 		return bc_error_errno(err, -netns, "find the sandbox's network namespace");
-	return bc_devtools_attach(&s->devtools, s->child, netns, err);
+	return bc_devtools_attach(&s->devtools, netns, err);
 }
 
 /* The sandbox's "downloads" message: the mount fd of a fork's Downloads
@@ -1761,6 +1770,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	 * written, while we make its cgroup and uplink (the diagram at the
 	 * top). */
 	snprintf(name, sizeof name, "bc-%s", l->session_id);
+	l->cg_join_first = l->subordinate && bc_cgroup_memory_v1();
 	bool early, born_in;
 	pid_t pid = sandbox_clone(&s.cg, p, l->cgroup_parent, name, l->root_mode ? &l->host : NULL,
 				  &layout, &early, &born_in, err);
@@ -1808,10 +1818,25 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	struct cg_job job = { .cg = &s.cg, .p = p, .parent = l->cgroup_parent, .name = name,
 			      .layout = &layout };
 	pthread_t th;
-	bool threaded = !early && p->net_mode == BC_NET_FILTERED &&
+	bool late = !early && !l->cg_join_first;
+	bool threaded = late && p->net_mode == BC_NET_FILTERED &&
 			pthread_create(&th, NULL, cg_job_run, &job) == 0;
 	if (!early && !threaded)
 		cg_job_run(&job);
+	/* v1 with a subordinate range: pid 1, still under the caller's uid,
+	 * joins now (its "go" comes later, as on v2) */
+	int placed = 0;
+	if (l->cg_join_first && job.ret >= 0) {
+		placed = s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
+		if (placed < 0) {
+			ret = placed;
+			goto kill;
+		}
+		if (!placed && msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
+			ret = recv_expect(s.sync_fd, 0, NULL, NULL, err);
+			goto kill;
+		}
+	}
 	int up = p->net_mode == BC_NET_FILTERED ? bc_uplink_prepare(&s.uplink, p, l->session_id, err) : 0;
 	if (threaded)
 		pthread_join(th, NULL);
@@ -1839,7 +1864,7 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	}
 	if (ret < 0)
 		goto kill;
-	int placed = !early && s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
+	placed = late && s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
 	if (placed < 0) {
 		ret = placed;
 		goto kill;

@@ -68,6 +68,10 @@ struct bc_launch {
 	 * subordinate: an unprivileged caller's own range, ephemeral profile). */
 	struct bc_host_ids host;
 	bool subordinate;
+	/* cgroup v1 with a subordinate range: pid 1 joins its cgroups before
+	 * its ids change (v1 checks a move against the uid of whoever opened
+	 * the `tasks` file, the caller; set by bc_launch_run before the clone) */
+	bool cg_join_first;
 	enum bc_uplink uplink;        /* filtered: the uplink chosen (bc_uplink_choose), set by
 				       * bc_launch_run before the clone */
 };

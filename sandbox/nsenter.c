@@ -5,23 +5,24 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "nsenter.h"
 
-int bc_ns_open(struct bc_ns *ns, pid_t pid, int net_fd, struct bc_error *err)
+int bc_ns_open(struct bc_ns *ns, int net_fd, struct bc_error *err)
 {
-	char path[64];
 	*ns = (struct bc_ns){ .user_fd = -1, .net_fd = -1 };
-	snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
-	ns->user_fd = open(path, O_RDONLY | O_CLOEXEC);
 	ns->net_fd = fcntl(net_fd, F_DUPFD_CLOEXEC, 3);
+	if (ns->net_fd >= 0)
+		ns->user_fd = ioctl(ns->net_fd, NS_GET_USERNS);    /* O_CLOEXEC, by the kernel */
 	if (ns->user_fd < 0 || ns->net_fd < 0) {
 		int e = errno;
 		bc_ns_close(ns);
-		return bc_error_errno(err, e, "open the namespaces of pid %d", (int)pid);
+		return bc_error_errno(err, e, "open the sandbox's network and user namespaces");
 	}
 	return 0;
 }

@@ -8,9 +8,11 @@
  * is). The sandbox never sees these processes: they are not in its pid
  * namespace.
  *
- * Open the namespaces early (bc_ns_open before "go"): pid 1 makes itself
- * non-dumpable later, after which an unprivileged supervisor can no longer
- * open /proc/PID/ns. */
+ * The user namespace comes from the network namespace's fd (NS_GET_USERNS:
+ * its owner, a child of ours), not from /proc/PID/ns: that needs ptrace
+ * access to a process that, once its ids change to a subordinate range
+ * or it makes itself non-dumpable, an unprivileged supervisor no longer
+ * has. */
 #pragma once
 
 #include <sys/types.h>
@@ -18,13 +20,13 @@
 #include "util.h"
 
 struct bc_ns {
-	int user_fd;    /* /proc/PID/ns/user, or -1 */
-	int net_fd;     /* /proc/PID/ns/net, or -1 */
+	int user_fd;    /* the user namespace that owns net_fd's, or -1 */
+	int net_fd;     /* the sandbox's network namespace, or -1 */
 };
 
-/* The user namespace of pid, and the network namespace net_fd names (a
- * copy is kept; pid 1 enters its network namespace late). */
-int bc_ns_open(struct bc_ns *ns, pid_t pid, int net_fd, struct bc_error *err);
+/* The network namespace net_fd names (a copy is kept) and the user
+ * namespace that owns it. */
+int bc_ns_open(struct bc_ns *ns, int net_fd, struct bc_error *err);
 void bc_ns_close(struct bc_ns *ns);
 
 /* Run fn(arg) in a forked child that joined the namespaces in ns. Returns
