@@ -191,6 +191,21 @@ make_test_user() {
 	make_runtime_dir "$TEST_UID"
 }
 
+# make_sub_user: SUB_USER (SUB_UID), an ordinary account as Debian's
+# useradd makes one, with its lines in /etc/subuid and /etc/subgid
+# (SUB_START, SUB_COUNT: its uid range); removed at exit, lines too.
+make_sub_user() {
+	SUB_USER=bcs$$
+	useradd --no-create-home --shell /usr/sbin/nologin "$SUB_USER" >/dev/null 2>&1 ||
+		skip_all "cannot create an ordinary account (useradd)"
+	on_exit "userdel $SUB_USER >/dev/null 2>&1; sed -i '/^$SUB_USER:/d' /etc/subuid /etc/subgid"
+	SUB_UID=$(id -u "$SUB_USER")
+	IFS=: read -r _ SUB_START SUB_COUNT < <(grep "^$SUB_USER:" /etc/subuid)
+	[ -n "${SUB_START:-}" ] && grep -q "^$SUB_USER:" /etc/subgid ||
+		skip_all "useradd gave $SUB_USER no /etc/subuid and /etc/subgid lines (SUB_UID_COUNT in /etc/login.defs)"
+	make_runtime_dir "$SUB_UID"
+}
+
 # make_runtime_dir UID: /run/user/UID, owned by UID with mode 0700, as a
 # login manager makes it (the launcher's runtime directory for a user who
 # sets no XDG_RUNTIME_DIR); removed at exit if it was made here.

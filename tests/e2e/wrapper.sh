@@ -171,4 +171,22 @@ print(s.getsockname()[1], flush=True); time.sleep(170)' >"$SCRATCH/busy" &
 	done
 done
 
+# ---- an ordinary account with a subordinate range ---------------------------
+# Puppeteer's default launch: the port transport and Puppeteer's own
+# temporary profile, which the wrapper treats as ephemeral, so the sandbox
+# runs as an id of the account's range. The forwarder must reach the
+# sandbox's network namespace whatever uid the sandbox runs as (it lost a
+# race with the id change before: three tries).
+make_sub_user
+who=$SUB_USER pol=$POL audit=$SCRATCH/audit/$SUB_USER.jsonl
+for try in 1 2 3; do
+	out=$(client pp-basic "$URL/page.html")
+	check "$who (a subordinate range), try $try: Puppeteer's default launch navigated and read the title" \
+		[ "$(json title <<<"$out")" = bc-page ]
+	[ -n "$out" ] || errtail
+done
+hosts=$(sed -n 's/.*"event":"start".*"host_uid":\([0-9]*\).*/\1/p' "$audit" | sort -u | tr '\n' ' ')
+check "$who: each sandbox ran as an id of the range $SUB_START+$SUB_COUNT (host uids: ${hosts:-none})" \
+	eval '[ -n "$hosts" ] && for h in $hosts; do [ $h -ge $SUB_START ] && [ $h -lt $((SUB_START + SUB_COUNT)) ] || exit 1; done'
+
 done_testing

@@ -163,6 +163,24 @@ for where in service scope scope-delegate user-service user-scope; do
 	done
 done
 
+# useradd gave the user a subordinate range: its sandboxes map into it,
+# and on cgroup v2 they still start in their cgroups with the limits on.
+IFS=: read -r _ VSUB_START VSUB_COUNT < <(grep "^$VMUSER:" /etc/subuid)
+check "useradd gave $VMUSER a subordinate range (${VSUB_START:-none}+${VSUB_COUNT:-0})" \
+	eval '[ -n "${VSUB_START:-}" ] && grep -q "^$VMUSER:" /etc/subgid'
+placement user-scope
+A=/tmp/bcvm-sub.jsonl
+install -m 600 -o "$VMUSER" /dev/null "$A"
+out=$(timeout $STEP "${PRE[@]}" "$BC" run --audit "$A" --policy "$top_srcdir/profiles/default.ini" -- /bin/true 2>&1)
+rc=$?
+host=$(sed -n 's/.*"host_uid":\([0-9]*\).*/\1/p' "$A" | head -n 1)
+check "user-scope, default.ini: the sandbox starts (exit $rc) as host uid ${host:-?}, in $VMUSER's range, limits applied" \
+	eval '[ $rc = 0 ] && [ "${host:-0}" -ge "${VSUB_START:-1}" ] && [ "${host:-0}" -lt $((${VSUB_START:-0} + ${VSUB_COUNT:-0})) ] &&
+		grep "\"event\":\"start\"" "$A" | grep -q "\"applied\":\"memory pids"'
+[ $rc = 0 ] || diag "$(tail -n 5 <<<"$out")"
+left=$(settle) || { fail "user-scope, subordinate range: left behind: $left"; scrub; }
+[ -z "$left" ] && ok "user-scope, subordinate range: leaves nothing behind"
+
 # README's main job, with the page where README reads it.
 if [ -x "$CHROMIUM" ]; then
 	mkdir -p /usr/local/share/browsercage
