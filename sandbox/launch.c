@@ -978,6 +978,18 @@ static int cgroup_place(struct bc_cgroup *cg, pid_t pid, int sync_fd, struct bc_
 	return bc_cgroup_attach(cg, pid, err);
 }
 
+/* Pid 1 into its cgroups (if place) and its "go": a "cgroup" message is
+ * both; else (pid 1 moved by us, or no cgroup) a plain "go". 0 or -errno. */
+static int cgroup_go(struct bc_cgroup *cg, bool place, pid_t pid, int sync_fd, struct bc_error *err)
+{
+	int placed = place && cg->version ? cgroup_place(cg, pid, sync_fd, err) : 0;
+	if (placed < 0)
+		return placed;
+	if (!placed && msg_send(sync_fd, BC_MSG_GO, 0, NULL) < 0)
+		return recv_expect(sync_fd, 0, NULL, NULL, err);
+	return 0;
+}
+
 static int write_map(pid_t pid, const char *file, const char *text, struct bc_error *err)
 {
 	char path[64];
@@ -1622,11 +1634,8 @@ int bc_launch_probe(const struct bc_policy *p, const char *cgroup_parent, struct
 		goto out;
 	}
 	r = early ? 0 : bc_cgroup_setup(&cg, p, cgroup_parent, name, &layout, err);
-	int placed = r >= 0 && !early && cg.version ? cgroup_place(&cg, pid, sv[0], err) : 0;
-	if (r >= 0 && placed < 0)
-		r = placed;
-	if (r >= 0 && !placed && msg_send(sv[0], BC_MSG_GO, 0, NULL) < 0)
-		r = recv_expect(sv[0], 0, NULL, NULL, err);
+	if (r >= 0)
+		r = cgroup_go(&cg, !early, pid, sv[0], err);
 	if (r >= 0)
 		r = recv_expect(sv[0], BC_MSG_READY, NULL, NULL, err);
 	if (r < 0)
@@ -1825,18 +1834,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 		cg_job_run(&job);
 	/* v1 with a subordinate range: pid 1, still under the caller's uid,
 	 * joins now (its "go" comes later, as on v2) */
-	int placed = 0;
-	if (l->cg_join_first && job.ret >= 0) {
-		placed = s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
-		if (placed < 0) {
-			ret = placed;
-			goto kill;
-		}
-		if (!placed && msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
-			ret = recv_expect(s.sync_fd, 0, NULL, NULL, err);
-			goto kill;
-		}
-	}
+	if (l->cg_join_first && job.ret >= 0 && (ret = cgroup_go(&s.cg, true, pid, s.sync_fd, err)) < 0)
+		goto kill;
 	int up = p->net_mode == BC_NET_FILTERED ? bc_uplink_prepare(&s.uplink, p, l->session_id, err) : 0;
 	if (threaded)
 		pthread_join(th, NULL);
@@ -1864,15 +1863,8 @@ int bc_launch_run(struct bc_launch *l, struct bc_error *err)
 	}
 	if (ret < 0)
 		goto kill;
-	placed = late && s.cg.version ? cgroup_place(&s.cg, pid, s.sync_fd, err) : 0;
-	if (placed < 0) {
-		ret = placed;
+	if ((ret = cgroup_go(&s.cg, late, pid, s.sync_fd, err)) < 0)
 		goto kill;
-	}
-	if (!placed && msg_send(s.sync_fd, BC_MSG_GO, 0, NULL) < 0) {
-		ret = recv_expect(s.sync_fd, 0, NULL, NULL, err);
-		goto kill;
-	}
 	if (rfs.fork_downloads_size && (ret = receive_downloads(&s, err)) < 0)
 		goto kill;
 	audit_start(&s, &rfs);
